@@ -1,0 +1,1170 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""`ibm-delimited` kernel (SPEC §5.1, docs/ibm-delimited.md).
+
+Two stages, as Arrow's CSV reader does it:
+1. `Scanner.scan` tokenizes a chunk of records into an index (record spans, field spans with a
+   quoted / escaped flag), attributing each record to a registered table and checking its field
+   count. It knows nothing of types.
+2. `TableOut.convert` turns the chunk's records of one table into Arrow buffers: the header
+   fields row by row, then the images column by column, each column with the conversion chosen
+   when the decoder was built.
+Errors never raise here: each row keeps the first error (lowest field) as a code, a field number,
+a byte position and the raw span; the Python layer turns those into `_error` text.
+"""
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t, uintptr_t
+from libc.string cimport memchr, memcpy, memcmp, memset
+from libc.stdlib cimport malloc, realloc, free
+from cpython.bytes cimport PyBytes_FromStringAndSize
+
+from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_null,
+                             bits_set, bits_get, var_commit)
+from cdcfast._values cimport (cdc_i128, parse_int, parse_decimal, parse_float, parse_date10,
+                              parse_time, parse_timestamp, digits, days_from_civil, is_leap,
+                              hexval, unhex, utf8_valid, to_utf8, US_PER_SEC, US_PER_DAY)
+
+import numpy as np
+
+# value kinds (cdcfast.catalog)
+cdef enum:
+    K_BOOL = 0
+    K_INT8 = 1
+    K_INT16 = 2
+    K_INT32 = 3
+    K_INT64 = 4
+    K_DECIMAL = 5
+    K_FLOAT32 = 6
+    K_FLOAT64 = 7
+    K_STRING = 8
+    K_BINARY = 9
+    K_DATE32 = 10
+    K_TIME64 = 11
+    K_TIMESTAMP = 12
+    K_TIMESTAMP_TZ = 13
+    K_DECTEXT = 14
+
+# error codes (cdcfast.formats.ibm_delimited formats them)
+cdef enum:
+    E_UNTERMINATED = 1
+    E_AFTER_CLOSE = 2
+    E_STRAY_QUOTE = 3
+    E_TOO_FEW = 4
+    E_COUNT = 5
+    E_ODD = 6
+    E_VALUE = 10
+    E_NOT_NULL = 11
+    E_INSERT_BEFORE = 12
+    E_DELETE_AFTER = 13
+    E_HEX = 14
+
+# scan status
+cdef enum:
+    S_DONE = 0        # input exhausted
+    S_FULL = 1        # chunk full (records or bytes)
+    S_NEW_TABLE = 2   # a record names a table not registered yet
+
+# field flags
+cdef enum:
+    F_QUOTED = 1
+    F_ESCAPED = 2
+
+cdef int32_t NO_ERROR = 0x7fffffff
+cdef int64_t INT8_MIN = -128, INT8_MAX = 127, INT16_MIN = -32768, INT16_MAX = 32767
+cdef int64_t INT32_MIN = -2147483648, INT32_MAX = 2147483647
+cdef int64_t I64_MIN = -9223372036854775807 - 1, I64_MAX = 9223372036854775807
+
+ERROR_CODES = {"unterminated": E_UNTERMINATED, "after_close": E_AFTER_CLOSE,
+               "stray_quote": E_STRAY_QUOTE, "too_few": E_TOO_FEW, "count": E_COUNT,
+               "odd": E_ODD, "value": E_VALUE, "not_null": E_NOT_NULL,
+               "insert_before": E_INSERT_BEFORE, "delete_after": E_DELETE_AFTER, "hex": E_HEX}
+
+
+cdef inline void* _grow(void* p, int64_t n) except NULL:
+    cdef void* q = realloc(p, n if n > 0 else 1)
+    if q == NULL:
+        raise MemoryError()
+    return q
+
+
+cdef class Scanner:
+    """Stage 1: records and fields of one input part (a buffer + message offsets)."""
+    cdef object keep
+    cdef const uint8_t* data
+    cdef int64_t nmsg
+    cdef const int64_t* moff
+    cdef const uint8_t* mvalid
+    cdef uint8_t cls[256]
+    cdef uint8_t cd, rd, sd
+    cdef readonly int64_t msg, pos, seq, tombstones
+    cdef bint in_msg
+    # registered tables: raw owner/name bytes as they appear unescaped in the message
+    cdef uint8_t* tn_buf        # owner and name bytes of every table, back to back
+    cdef int64_t tn_len
+    cdef int64_t* tn_at         # per name: owner start, owner length, name start, name length
+    cdef int32_t* tn_tid        # per name: its table id (several spellings may share one)
+    cdef int64_t nname
+    cdef int64_t ntab
+    cdef int64_t* tncols        # columns (-1: not fixed yet, no catalog)
+    cdef uint8_t* tcatalog      # 1: N comes from the catalog
+    cdef int64_t last_t
+    # the chunk index
+    cdef readonly int64_t nrec, nfld, rcap, fcap
+    cdef int64_t* r_msg
+    cdef int64_t* r_seq
+    cdef int64_t* r_start
+    cdef int64_t* r_end
+    cdef int64_t* r_f0
+    cdef int32_t* r_nf
+    cdef int32_t* r_tab
+    cdef int32_t* r_err
+    cdef int64_t* r_errpos
+    cdef int32_t* r_errfld
+    cdef int64_t* f_s
+    cdef int64_t* f_e
+    cdef uint8_t* f_fl
+    cdef uint8_t* scratch
+    cdef int64_t scap
+
+    def __cinit__(self, data, offsets, valid, bytes delims):
+        cdef const uint8_t[::1] dv = data
+        cdef const int64_t[::1] ov = offsets
+        cdef const uint8_t[::1] vv
+        self.keep = (data, offsets, valid, dv, ov)
+        self.data = &dv[0] if dv.shape[0] > 0 else <const uint8_t*>b""
+        self.nmsg = ov.shape[0] - 1
+        self.moff = &ov[0]
+        self.mvalid = NULL
+        if valid is not None:
+            vv = valid
+            self.keep = self.keep + (vv,)
+            self.mvalid = &vv[0]
+        self.cd, self.rd, self.sd = delims[0], delims[1], delims[2]
+        memset(self.cls, 0, 256)
+        self.cls[self.cd] = 1
+        self.cls[self.rd] = 2
+        self.cls[self.sd] = 3
+        self.msg = 0
+        self.pos = self.moff[0] if self.nmsg > 0 else 0
+        self.seq = 0
+        self.in_msg = 0
+        self.tombstones = 0
+        self.tn_buf = NULL
+        self.tn_len = 0
+        self.tn_at = NULL
+        self.tn_tid = NULL
+        self.nname = 0
+        self.ntab = 0
+        self.tncols = <int64_t*>_grow(NULL, 8 * 8)
+        self.tcatalog = <uint8_t*>_grow(NULL, 8)
+        self.last_t = -1
+        self.rcap = 0
+        self.fcap = 0
+        self.scap = 0
+        self.nrec = self.nfld = 0
+
+    def __dealloc__(self):
+        free(self.r_msg); free(self.r_seq); free(self.r_start); free(self.r_end)
+        free(self.r_f0); free(self.r_nf); free(self.r_tab); free(self.r_err)
+        free(self.r_errpos); free(self.r_errfld); free(self.f_s); free(self.f_e)
+        free(self.f_fl); free(self.scratch); free(self.tncols); free(self.tcatalog)
+        free(self.tn_buf); free(self.tn_at); free(self.tn_tid)
+
+    def new_table(self, int64_t ncols, bint from_catalog):
+        """A new table id; `ncols` -1 lets its first record fix N (no catalog)."""
+        cdef int64_t t = self.ntab
+        if t % 8 == 0:
+            self.tncols = <int64_t*>_grow(self.tncols, (t + 8) * 8)
+            self.tcatalog = <uint8_t*>_grow(self.tcatalog, t + 8)
+        self.tncols[t] = ncols
+        self.tcatalog[t] = from_catalog
+        self.ntab += 1
+        return t
+
+    def add_name(self, bytes owner, bytes name, int table_id):
+        """Records naming owner.name (raw unescaped bytes) belong to `table_id`."""
+        cdef int64_t k = self.nname
+        if k % 8 == 0:
+            self.tn_at = <int64_t*>_grow(self.tn_at, (k + 8) * 4 * 8)
+            self.tn_tid = <int32_t*>_grow(self.tn_tid, (k + 8) * 4)
+        self.tn_buf = <uint8_t*>_grow(self.tn_buf, self.tn_len + len(owner) + len(name))
+        memcpy(self.tn_buf + self.tn_len, <const char*>owner, len(owner))
+        self.tn_at[4 * k] = self.tn_len
+        self.tn_at[4 * k + 1] = len(owner)
+        self.tn_len += len(owner)
+        memcpy(self.tn_buf + self.tn_len, <const char*>name, len(name))
+        self.tn_at[4 * k + 2] = self.tn_len
+        self.tn_at[4 * k + 3] = len(name)
+        self.tn_len += len(name)
+        self.tn_tid[k] = table_id
+        self.nname += 1
+
+    def ncols(self, int64_t t):
+        return self.tncols[t]
+
+    def set_ncols(self, int64_t t, int64_t n):
+        self.tncols[t] = n
+
+    def corrupt_count(self):
+        """Records of the chunk that could not be attributed to a table."""
+        cdef int64_t i, k = 0
+        for i in range(self.nrec):
+            k += self.r_tab[i] < 0
+        return k
+
+    cdef int _reserve_rec(self, int64_t n) except -1:
+        if n <= self.rcap:
+            return 0
+        cdef int64_t c = max(n, 2 * self.rcap, 1024)
+        self.r_msg = <int64_t*>_grow(self.r_msg, c * 8)
+        self.r_seq = <int64_t*>_grow(self.r_seq, c * 8)
+        self.r_start = <int64_t*>_grow(self.r_start, c * 8)
+        self.r_end = <int64_t*>_grow(self.r_end, c * 8)
+        self.r_f0 = <int64_t*>_grow(self.r_f0, c * 8)
+        self.r_nf = <int32_t*>_grow(self.r_nf, c * 4)
+        self.r_tab = <int32_t*>_grow(self.r_tab, c * 4)
+        self.r_err = <int32_t*>_grow(self.r_err, c * 4)
+        self.r_errpos = <int64_t*>_grow(self.r_errpos, c * 8)
+        self.r_errfld = <int32_t*>_grow(self.r_errfld, c * 4)
+        self.rcap = c
+        return 0
+
+    cdef int _reserve_fld(self, int64_t n) except -1:
+        if n <= self.fcap:
+            return 0
+        cdef int64_t c = max(n, 2 * self.fcap, 16384)
+        self.f_s = <int64_t*>_grow(self.f_s, c * 8)
+        self.f_e = <int64_t*>_grow(self.f_e, c * 8)
+        self.f_fl = <uint8_t*>_grow(self.f_fl, c)
+        self.fcap = c
+        return 0
+
+    cdef uint8_t* _scratch(self, int64_t n) except NULL:
+        if n > self.scap:
+            self.scap = max(n, 2 * self.scap, 4096)
+            self.scratch = <uint8_t*>_grow(self.scratch, self.scap)
+        return self.scratch
+
+    def reset(self):
+        """Start a new chunk (the cursor stays)."""
+        self.nrec = 0
+        self.nfld = 0
+
+    cdef inline const uint8_t* content(self, int64_t fi, int64_t* n) except? NULL:
+        """The unescaped content of field fi (a pointer into the input, or into scratch)."""
+        cdef int64_t s = self.f_s[fi], e = self.f_e[fi]
+        cdef uint8_t fl = self.f_fl[fi]
+        cdef uint8_t* out
+        cdef int64_t i, o
+        if fl & F_QUOTED:
+            s += 1
+            e -= 1
+        if not (fl & F_ESCAPED):
+            n[0] = e - s
+            return self.data + s
+        out = self._scratch(e - s)
+        o = 0
+        i = s
+        while i < e:
+            out[o] = self.data[i]
+            o += 1
+            i += 2 if self.data[i] == self.sd else 1
+        n[0] = o
+        return out
+
+    cdef int _table_of(self, int64_t f0) except -2:
+        """Table id of the record whose fields start at f0, or -1 if not registered."""
+        cdef int64_t on, nn, t, k
+        cdef const uint8_t* op = self.content(f0 + 4, &on)
+        cdef const uint8_t* np_
+        cdef uint8_t* saved = NULL
+        if self.f_fl[f0 + 4] & F_ESCAPED:       # the owner sits in scratch: keep it aside
+            saved = <uint8_t*>_grow(NULL, on)
+            memcpy(saved, op, on)
+            op = saved
+        np_ = self.content(f0 + 5, &nn)
+        cdef int res = -1
+        for k in range(self.nname):
+            # try the last name hit first: records of one table tend to come in runs
+            t = (self.last_t + k) % self.nname if self.last_t >= 0 else k
+            if self.tn_at[4 * t + 1] == on and self.tn_at[4 * t + 3] == nn \
+                    and memcmp(self.tn_buf + self.tn_at[4 * t], op, on) == 0 \
+                    and memcmp(self.tn_buf + self.tn_at[4 * t + 2], np_, nn) == 0:
+                self.last_t = t
+                res = self.tn_tid[t]
+                break
+        free(saved)
+        return res
+
+    def pending_names(self):
+        """Owner and name (raw unescaped bytes) of the record that stopped the scan."""
+        cdef int64_t on, nn
+        cdef int64_t f0 = self.nfld
+        cdef const uint8_t* p = self.content(f0 + 4, &on)
+        ob = PyBytes_FromStringAndSize(<const char*>p, on)
+        p = self.content(f0 + 5, &nn)
+        return ob, PyBytes_FromStringAndSize(<const char*>p, nn)
+
+    def scan(self, int64_t max_records, int64_t max_bytes):
+        """Tokenize records into the chunk until `max_records` are in it, about `max_bytes` of
+        input were read, the input ends (S_DONE) or a record names an unregistered table
+        (S_NEW_TABLE: the cursor stays on that record; register it and scan again)."""
+        cdef const uint8_t* d = self.data
+        cdef int64_t start, end, p, q, fs, f0, nf, r, t, nc, dd, budget_end
+        cdef const uint8_t* hit
+        cdef uint8_t c, fl
+        cdef int32_t err
+        cdef int64_t errpos, errfld
+        cdef int64_t first_pos = self.pos
+        self._reserve_rec(self.nrec + max_records + 1)
+        while True:
+            # -- find the next record start ------------------------------------------------
+            if self.msg >= self.nmsg:
+                return S_DONE
+            if not self.in_msg:
+                if self.mvalid != NULL and not self.mvalid[self.msg]:
+                    self.tombstones += 1
+                    self.msg += 1
+                    continue
+                self.pos = self.moff[self.msg]
+                self.seq = 0
+                self.in_msg = 1
+            end = self.moff[self.msg + 1]
+            start = self.pos
+            if start >= end:
+                self.msg += 1
+                self.in_msg = 0
+                continue
+            if d[start] == self.rd:          # an empty record: nothing to decode
+                self.pos = start + 1
+                continue
+            if self.nrec >= max_records or self.pos - first_pos >= max_bytes:
+                return S_FULL
+            # -- split it into fields ---------------------------------------------------------
+            r = self.nrec
+            f0 = self.nfld
+            nf = 0
+            err = 0
+            errpos = 0
+            errfld = 0
+            p = start
+            while True:
+                self._reserve_fld(f0 + nf + 1)
+                fs = p
+                fl = 0
+                if p < end and d[p] == self.sd:
+                    fl = F_QUOTED
+                    q = p + 1
+                    while True:
+                        hit = <const uint8_t*>memchr(d + q, self.sd, end - q)
+                        if hit == NULL:
+                            err = E_UNTERMINATED
+                            errpos = fs
+                            break
+                        q = hit - d
+                        if q + 1 < end and d[q + 1] == self.sd:
+                            fl |= F_ESCAPED
+                            q += 2
+                            continue
+                        break
+                    if err:
+                        errfld = nf
+                        break
+                    p = q + 1
+                    if p < end and d[p] != self.cd and d[p] != self.rd:
+                        err = E_AFTER_CLOSE
+                        errpos = p
+                        errfld = nf
+                        break
+                else:
+                    while p < end and self.cls[d[p]] == 0:
+                        p += 1
+                    if p < end and d[p] == self.sd:
+                        err = E_STRAY_QUOTE
+                        errpos = p
+                        errfld = nf
+                        break
+                self.f_s[f0 + nf] = fs
+                self.f_e[f0 + nf] = p
+                self.f_fl[f0 + nf] = fl
+                nf += 1
+                if p >= end or d[p] == self.rd:
+                    break
+                p += 1                      # past the column delimiter
+            # -- the record ends at the record delimiter (p) or the message end ----------------
+            if err:
+                hit = <const uint8_t*>memchr(d + errpos, self.rd, end - errpos)
+                p = (hit - d) if hit != NULL else end
+                nf = 0
+                t = -1
+            elif nf < 12:
+                err = E_TOO_FEW
+                errpos = start
+                errfld = -1
+                t = -1
+            else:
+                t = self._table_of(f0)
+                if t < 0:
+                    self.r_nf[r] = <int32_t>nf
+                    return S_NEW_TABLE
+                nc = self.tncols[t]
+                dd = nf - 12
+                if dd & 1 and self.f_fl[f0 + nf - 1] == 0 \
+                        and self.f_s[f0 + nf - 1] == self.f_e[f0 + nf - 1]:
+                    dd -= 1                 # a trailing column delimiter
+                if self.tcatalog[t]:
+                    if dd != 2 * nc:
+                        err = E_COUNT
+                else:
+                    if dd & 1:
+                        err = E_ODD
+                    elif nc < 0:
+                        self.tncols[t] = dd // 2
+                    elif dd != 2 * nc:
+                        err = E_COUNT
+                if err:
+                    errpos = start
+                    errfld = -1
+            self.r_msg[r] = self.msg
+            self.r_seq[r] = self.seq
+            self.r_start[r] = start
+            self.r_end[r] = p
+            self.r_f0[r] = f0
+            self.r_nf[r] = <int32_t>nf
+            self.r_tab[r] = <int32_t>t
+            self.r_err[r] = err
+            self.r_errpos[r] = errpos
+            self.r_errfld[r] = <int32_t>errfld
+            self.nrec += 1
+            self.nfld = f0 + nf
+            self.seq += 1
+            self.pos = p + 1 if p < end else end
+
+    def chunk_tables(self):
+        """Per record of the chunk: its table id (-1: unattributable), as a numpy array."""
+        out = np.empty(self.nrec, dtype=np.int32)
+        cdef int32_t[::1] o = out
+        cdef int64_t i
+        for i in range(self.nrec):
+            o[i] = self.r_tab[i]
+        return out
+
+    def chunk_errors(self):
+        """(record, code, field, absolute pos, start, end, message) of the chunk's records that
+        failed to split (for counting and for FAILFAST)."""
+        res = []
+        cdef int64_t i
+        for i in range(self.nrec):
+            if self.r_err[i]:
+                res.append((i, self.r_err[i], self.r_errfld[i], self.r_errpos[i],
+                            self.r_start[i], self.r_end[i], self.r_msg[i]))
+        return res
+
+    def message_start(self, int64_t m):
+        return self.moff[m]
+
+
+cdef class TableOut:
+    """Stage 2: the Arrow columns of one output table, appended chunk by chunk."""
+    cdef readonly int64_t ncols
+    cdef readonly bint images
+    cdef int64_t* kind
+    cdef int64_t* prec
+    cdef int64_t* scale
+    cdef uint8_t* nullable
+    cdef uint8_t* is_char
+    cdef uint8_t* is_lob
+    cdef const uint8_t* asc
+    cdef const uint8_t* u8
+    cdef const uint8_t* u8len
+    cdef const uint8_t* hasc
+    cdef const uint8_t* hu8
+    cdef const uint8_t* hu8len
+    cdef bint utf8, hex_utf8, hex_decode
+    cdef uint8_t dc
+    cdef object keep
+    # header columns
+    cdef public Column op, source_op, schema, table, txid, commit_ts, commit_pos, seq
+    cdef public Column s_type, s_ident, s_put, s_plan, s_seg, s_invcol, s_invimg, s_invmode
+    # bookkeeping per row
+    cdef public Column e_field, e_code, e_pos, e_a, e_b, r_msg, r_start, r_end, r_kind
+    # images
+    cdef public list before, after, changed, present
+    cdef public Column before_v, after_v, changed_v, present_v
+    cdef uint8_t* rowop       # per chunk row: 0 none, 1 c, 2 u, 3 d
+    cdef uint8_t* rowmode     # per chunk row: 0, 1 HEX, 2 NULL
+    cdef int64_t* rowrec
+    cdef int64_t rowcap
+
+    def __cinit__(self, kinds, precs, scales, nullables, chars, lobs, bint images,
+                  bytes asc, bytes u8, bytes u8len, bint utf8, int dc,
+                  bytes hasc, bytes hu8, bytes hu8len, bint hex_utf8, bint hex_decode):
+        cdef int64_t j, n = len(kinds)
+        self.ncols = n
+        self.images = images
+        self.kind = <int64_t*>_grow(NULL, (n + 1) * 8)
+        self.prec = <int64_t*>_grow(NULL, (n + 1) * 8)
+        self.scale = <int64_t*>_grow(NULL, (n + 1) * 8)
+        self.nullable = <uint8_t*>_grow(NULL, n + 1)
+        self.is_char = <uint8_t*>_grow(NULL, n + 1)
+        self.is_lob = <uint8_t*>_grow(NULL, n + 1)
+        for j in range(n):
+            self.kind[j] = kinds[j]
+            self.prec[j] = precs[j]
+            self.scale[j] = scales[j]
+            self.nullable[j] = nullables[j]
+            self.is_char[j] = chars[j]
+            self.is_lob[j] = lobs[j]
+        self.keep = (asc, u8, u8len, hasc, hu8, hu8len)
+        self.asc = asc
+        self.u8 = u8
+        self.u8len = u8len
+        self.utf8 = utf8
+        self.dc = dc
+        self.hasc = hasc
+        self.hu8 = hu8
+        self.hu8len = hu8len
+        self.hex_utf8 = hex_utf8
+        self.hex_decode = hex_decode
+        self.rowcap = 0
+        for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "s_ident",
+                     "s_plan", "s_invimg", "s_invmode"):
+            setattr(self, name, Column(VAR))
+        for name in ("commit_ts", "seq", "s_put", "e_pos", "e_a", "e_b", "r_msg", "r_start",
+                     "r_end"):
+            setattr(self, name, Column(FIXED, 8))
+        for name in ("s_type", "s_seg", "s_invcol", "e_field", "e_code"):
+            setattr(self, name, Column(FIXED, 4))
+        self.r_kind = Column(FIXED, 1)
+        self.before = [self._value_column(j) for j in range(n)]
+        self.after = [self._value_column(j) for j in range(n)]
+        self.changed = [Column(BITS) for j in range(n)]
+        self.present = [Column(BITS) for j in range(n)]
+        self.before_v = Column(VALIDITY)
+        self.after_v = Column(VALIDITY)
+        self.changed_v = Column(VALIDITY)
+        self.present_v = Column(VALIDITY)
+
+    def __dealloc__(self):
+        free(self.kind); free(self.prec); free(self.scale); free(self.nullable)
+        free(self.is_char); free(self.is_lob); free(self.rowop); free(self.rowmode)
+        free(self.rowrec)
+
+    cdef Column _value_column(self, int64_t j):
+        cdef int64_t k = self.kind[j]
+        if k == K_BOOL:
+            return Column(BITS)
+        if k == K_STRING or k == K_BINARY or k == K_DECTEXT:
+            return Column(VAR)
+        if k == K_INT8:
+            return Column(FIXED, 1)
+        if k == K_INT16:
+            return Column(FIXED, 2)
+        if k == K_INT32 or k == K_FLOAT32 or k == K_DATE32:
+            return Column(FIXED, 4)
+        if k == K_DECIMAL:
+            return Column(FIXED, 16)
+        return Column(FIXED, 8)
+
+    @property
+    def length(self):
+        return self.seq.length
+
+    def error_rows(self, int64_t row0=0):
+        """Rows from row0 on whose record has an error."""
+        cdef int32_t* ef = <int32_t*>self.e_field.data
+        cdef int64_t i
+        return [i for i in range(row0, self.seq.length) if ef[i] != NO_ERROR]
+
+    def error_info(self, int64_t row):
+        """(field, code, pos, a, b, message, record start, record end) of a row's error."""
+        return ((<int32_t*>self.e_field.data)[row], (<int32_t*>self.e_code.data)[row],
+                (<int64_t*>self.e_pos.data)[row], (<int64_t*>self.e_a.data)[row],
+                (<int64_t*>self.e_b.data)[row], (<int64_t*>self.r_msg.data)[row],
+                (<int64_t*>self.r_start.data)[row], (<int64_t*>self.r_end.data)[row])
+
+    def row_kinds(self):
+        """Per row: 0 clean split, 1 unattributable, 2 field-count mismatch (numpy view)."""
+        return np.frombuffer(self.r_kind.dbuf, dtype=np.uint8, count=self.seq.length)
+
+    cdef list _all_header(self):
+        return [self.op, self.source_op, self.schema, self.table, self.txid, self.commit_ts,
+                self.commit_pos, self.seq, self.s_type, self.s_ident, self.s_put, self.s_plan,
+                self.s_seg, self.s_invcol, self.s_invimg, self.s_invmode, self.e_field,
+                self.e_code, self.e_pos, self.e_a, self.e_b, self.r_msg, self.r_start,
+                self.r_end, self.r_kind]
+
+    # -- small writers ---------------------------------------------------------------------
+    cdef inline void _err(self, int64_t row, int32_t field, int32_t code, int64_t pos,
+                          int64_t a, int64_t b) noexcept:
+        cdef int32_t* ef = <int32_t*>self.e_field.data
+        if field < ef[row]:
+            ef[row] = field
+            (<int32_t*>self.e_code.data)[row] = code
+            (<int64_t*>self.e_pos.data)[row] = pos
+            (<int64_t*>self.e_a.data)[row] = a
+            (<int64_t*>self.e_b.data)[row] = b
+
+    cdef inline bint _text(self, Column c, const uint8_t* p, int64_t n) noexcept:
+        """Append text in the message's code page as UTF-8; 0 (nothing appended) if it is
+        not valid text there."""
+        cdef int64_t k
+        if self.utf8:
+            if not utf8_valid(p, n):
+                return 0
+            memcpy(c.data + c.dlen, p, n)
+            c.dlen += n
+        else:
+            k = to_utf8(p, n, self.u8, self.u8len, c.data + c.dlen)
+            if k < 0:
+                return 0
+            c.dlen += k
+        var_commit(c)
+        return 1
+
+    cdef bint _hstr(self, Scanner sc, Column c, int64_t f0, int fld, int64_t row) noexcept:
+        """Header string field fld → c (null when empty unquoted; error if not text)."""
+        cdef int64_t n
+        cdef const uint8_t* p
+        if _null(sc, f0 + fld):
+            col_null(c)
+            return 0
+        p = sc.content(f0 + fld, &n)
+        if self._text(c, p, n):
+            return 1
+        col_null(c)
+        self._err(row, fld, E_VALUE, sc.f_s[f0 + fld], sc.f_s[f0 + fld], sc.f_e[f0 + fld])
+        return 0
+
+    cdef inline void _lit(self, Column c, const char* s, int64_t n) noexcept:
+        memcpy(c.data + c.dlen, s, n)
+        c.dlen += n
+        var_commit(c)
+
+    cdef int _ensure_rows(self, int64_t k) except -1:
+        if k > self.rowcap:
+            self.rowcap = max(k, 2 * self.rowcap, 1024)
+            self.rowop = <uint8_t*>_grow(self.rowop, self.rowcap)
+            self.rowmode = <uint8_t*>_grow(self.rowmode, self.rowcap)
+            self.rowrec = <int64_t*>_grow(self.rowrec, self.rowcap * 8)
+        return 0
+
+    # -- stage 2 ---------------------------------------------------------------------------
+    def convert(self, Scanner sc, const int32_t[::1] slots, int slot, bint with_corrupt):
+        """Append the chunk's records whose table id maps to `slot` in `slots` (and, with
+        `with_corrupt`, the records that could not be attributed) as rows, in input order.
+        Returns the number of rows appended."""
+        cdef int64_t i, k = 0, row0, rix, t
+        cdef int64_t nslots = slots.shape[0]
+        self._ensure_rows(sc.nrec)
+        for i in range(sc.nrec):
+            t = sc.r_tab[i]
+            if (t >= 0 and t < nslots and slots[t] == slot) or (with_corrupt and t < 0):
+                self.rowrec[k] = i
+                k += 1
+        if k == 0:
+            return 0
+        row0 = self.seq.length
+        self._reserve(sc, k)
+        for i in range(k):
+            self._header_row(sc, self.rowrec[i], row0 + i, i)
+        if self.images:
+            self._images(sc, k, row0)
+        return k
+
+    cdef int _reserve(self, Scanner sc, int64_t k) except -1:
+        cdef Column c
+        cdef int64_t i, j, rix, tot = 0, f0, n = self.ncols, nb, fi
+        cdef int64_t expand = 1 if self.utf8 else 3
+        for c in self._all_header():
+            c.reserve(k)
+        cdef int64_t hl[12]
+        memset(hl, 0, sizeof(hl))
+        for i in range(k):
+            rix = self.rowrec[i]
+            if sc.r_tab[rix] >= 0:
+                f0 = sc.r_f0[rix]
+                for j in range(12):
+                    hl[j] += sc.f_e[f0 + j] - sc.f_s[f0 + j]
+        self.s_ident.reserve_data(hl[1] * expand)
+        self.schema.reserve_data(hl[4] * expand)
+        self.table.reserve_data(hl[5] * expand)
+        self.source_op.reserve_data(hl[6] * expand)
+        self.txid.reserve_data(hl[7] * expand)
+        self.commit_pos.reserve_data(hl[8])
+        self.s_plan.reserve_data(hl[10] * expand)
+        self.op.reserve_data(k)
+        self.s_invimg.reserve_data(k)
+        self.s_invmode.reserve_data(4 * k)
+        cdef int32_t* ef = <int32_t*>self.e_field.data
+        for i in range(k):
+            ef[self.seq.length + i] = NO_ERROR
+        if not self.images:
+            return 0
+        for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
+            c.reserve(k)
+        for j in range(n):
+            (<Column>self.changed[j]).reserve(k)
+            (<Column>self.present[j]).reserve(k)
+            for img in range(2):
+                c = <Column>(self.before[j] if img == 0 else self.after[j])
+                c.reserve(k)
+                if c.layout == VAR:
+                    nb = 0
+                    for i in range(k):
+                        rix = self.rowrec[i]
+                        if sc.r_tab[rix] >= 0 and sc.r_err[rix] == 0:
+                            fi = sc.r_f0[rix] + 12 + img * n + j
+                            nb += sc.f_e[fi] - sc.f_s[fi]
+                    c.reserve_data(nb * expand + 16)
+        return 0
+
+    cdef void _header_row(self, Scanner sc, int64_t rix, int64_t row, int64_t i) except *:
+        cdef int64_t f0 = sc.r_f0[rix], n, v, days, clock, fi
+        cdef const uint8_t* p
+        cdef const uint8_t* a = self.asc
+        cdef int64_t kind = 0 if sc.r_err[rix] == 0 else (1 if sc.r_tab[rix] < 0 else 2)
+        cdef int64_t j, g, ndig, inv
+        cdef uint8_t ch
+        cdef Column c
+        (<int64_t*>self.seq.data)[row] = sc.r_seq[rix]
+        col_valid(self.seq, row)
+        self.seq.length += 1
+        (<int64_t*>self.r_msg.data)[row] = sc.r_msg[rix]
+        (<int64_t*>self.r_start.data)[row] = sc.r_start[rix]
+        (<int64_t*>self.r_end.data)[row] = sc.r_end[rix]
+        self.r_msg.length += 1
+        self.r_start.length += 1
+        self.r_end.length += 1
+        (<uint8_t*>self.r_kind.data)[row] = <uint8_t>kind
+        self.r_kind.length += 1
+        for c in (self.e_field, self.e_code, self.e_pos, self.e_a, self.e_b):
+            c.length += 1
+        self.rowop[i] = 0
+        self.rowmode[i] = 0
+        if sc.r_err[rix]:
+            # record-level errors keep the field count and table id for the message
+            self._err(row, sc.r_errfld[rix], sc.r_err[rix], sc.r_errpos[rix],
+                      sc.r_nf[rix], sc.r_tab[rix])
+        if kind == 1:
+            for c in (self.op, self.source_op, self.schema, self.table, self.txid,
+                      self.commit_ts, self.commit_pos, self.s_type, self.s_ident, self.s_put,
+                      self.s_plan, self.s_seg, self.s_invcol, self.s_invimg, self.s_invmode):
+                col_null(c)
+            return
+        # 1 type
+        p = sc.content(f0, &n)
+        if _null(sc, f0):
+            col_null(self.s_type)
+        elif parse_int(p, n, a, INT32_MIN, INT32_MAX, &v):
+            (<int32_t*>self.s_type.data)[row] = <int32_t>v
+            col_valid(self.s_type, row)
+            self.s_type.length += 1
+        else:
+            col_null(self.s_type)
+            self._err(row, 0, E_VALUE, sc.f_s[f0], sc.f_s[f0], sc.f_e[f0])
+        # 2 identifier, and the invalid-column marker in it
+        inv = 0
+        if self._hstr(sc, self.s_ident, f0, 1, row):
+            p = sc.content(f0 + 1, &n)
+            if n >= 19 and _ascii_eq(p, a, b"IBM-INVALID-COLUMN-", 19):
+                inv = self._invalid(p + 19, n - 19, row, i)
+                if inv < 0:
+                    self._err(row, 1, E_VALUE, sc.f_s[f0 + 1], sc.f_s[f0 + 1], sc.f_e[f0 + 1])
+        if inv <= 0:
+            col_null(self.s_invcol)
+            col_null(self.s_invimg)
+            col_null(self.s_invmode)
+        # 3 date + 4 time
+        self._put_ts(sc, f0, row)
+        # 5 owner, 6 name
+        self._hstr(sc, self.schema, f0, 4, row)
+        self._hstr(sc, self.table, f0, 5, row)
+        # 7 operation
+        self._hstr(sc, self.source_op, f0, 6, row)
+        p = sc.content(f0 + 6, &n)
+        if n == 4 and _ascii_eq(p, a, b"ISRT", 4):
+            self.rowop[i] = 1
+            self._lit(self.op, b"c", 1)
+        elif n == 4 and _ascii_eq(p, a, b"REPL", 4):
+            self.rowop[i] = 2
+            self._lit(self.op, b"u", 1)
+        elif n == 4 and _ascii_eq(p, a, b"DLET", 4):
+            self.rowop[i] = 3
+            self._lit(self.op, b"d", 1)
+        else:
+            col_null(self.op)
+            self._err(row, 6, E_VALUE, sc.f_s[f0 + 6], sc.f_s[f0 + 6], sc.f_e[f0 + 6])
+        # 8 transaction id
+        self._hstr(sc, self.txid, f0, 7, row)
+        # 9 commit_lsn: 4-hex-digit groups joined by ':' → bytes
+        p = sc.content(f0 + 8, &n)
+        c = self.commit_pos
+        if _null(sc, f0 + 8):
+            col_null(c)
+        elif (n + 1) % 5 != 0:
+            col_null(c)
+            self._err(row, 8, E_VALUE, sc.f_s[f0 + 8], sc.f_s[f0 + 8], sc.f_e[f0 + 8])
+        else:
+            g = 0
+            ndig = c.dlen
+            while g < n:
+                if unhex(p + g, 4, a, c.data + c.dlen) != 2 or (g + 4 < n and a[p[g + 4]] != 58):
+                    break
+                c.dlen += 2
+                g += 5
+            if g < n:
+                c.dlen = ndig
+                col_null(c)
+                self._err(row, 8, E_VALUE, sc.f_s[f0 + 8], sc.f_s[f0 + 8], sc.f_e[f0 + 8])
+            else:
+                var_commit(c)
+        # 10 commit_time
+        p = sc.content(f0 + 9, &n)
+        if _null(sc, f0 + 9):
+            col_null(self.commit_ts)
+        elif parse_timestamp(p, n, a, 0, &v):
+            (<int64_t*>self.commit_ts.data)[row] = v
+            col_valid(self.commit_ts, row)
+            self.commit_ts.length += 1
+        else:
+            col_null(self.commit_ts)
+            self._err(row, 9, E_VALUE, sc.f_s[f0 + 9], sc.f_s[f0 + 9], sc.f_e[f0 + 9])
+        # 11 plan name
+        self._hstr(sc, self.s_plan, f0, 10, row)
+        # 12 segment number
+        p = sc.content(f0 + 11, &n)
+        if _null(sc, f0 + 11):
+            col_null(self.s_seg)
+        elif parse_int(p, n, a, INT32_MIN, INT32_MAX, &v):
+            (<int32_t*>self.s_seg.data)[row] = <int32_t>v
+            col_valid(self.s_seg, row)
+            self.s_seg.length += 1
+        else:
+            col_null(self.s_seg)
+            self._err(row, 11, E_VALUE, sc.f_s[f0 + 11], sc.f_s[f0 + 11], sc.f_e[f0 + 11])
+        if kind == 2:
+            self.rowop[i] = 0           # a field-count mismatch has no images
+
+    cdef int _invalid(self, const uint8_t* p, int64_t n, int64_t row, int64_t i) noexcept:
+        """The tail of ``IBM-INVALID-COLUMN-`` : 1–4 digits, optional '-', A|B, '-', HEX|NULL.
+        Returns 1 and writes source.invalid_* on success, -1 if malformed."""
+        cdef const uint8_t* a = self.asc
+        cdef int64_t k = 0, col = 0, m
+        cdef uint8_t img
+        while k < n and k < 4 and 48 <= a[p[k]] <= 57:
+            col = col * 10 + a[p[k]] - 48
+            k += 1
+        if k == 0:
+            return -1
+        if k < n and a[p[k]] == 45:
+            k += 1
+        if k >= n or (a[p[k]] != 65 and a[p[k]] != 66):
+            return -1
+        img = a[p[k]]
+        k += 1
+        if k >= n or a[p[k]] != 45:
+            return -1
+        k += 1
+        m = n - k
+        if m == 3 and _ascii_eq(p + k, a, b"HEX", 3):
+            self.rowmode[i] = 1
+            self._lit(self.s_invmode, b"HEX", 3)
+        elif m == 4 and _ascii_eq(p + k, a, b"NULL", 4):
+            self.rowmode[i] = 2
+            self._lit(self.s_invmode, b"NULL", 4)
+        else:
+            return -1
+        (<int32_t*>self.s_invcol.data)[row] = <int32_t>col
+        col_valid(self.s_invcol, row)
+        self.s_invcol.length += 1
+        self._lit(self.s_invimg, b"A" if img == 65 else b"B", 1)
+        return 1
+
+    cdef void _put_ts(self, Scanner sc, int64_t f0, int64_t row) noexcept:
+        """date ``YYYYnnn`` + time ``HHMMSSmmmmmm`` → source.put_ts (wall clock µs)."""
+        cdef const uint8_t* a = self.asc
+        cdef const uint8_t* p
+        cdef int64_t n, y, doy, h, mi, s, us
+        cdef bint bad_date = 0, bad_time = 0
+        if _null(sc, f0 + 2) or _null(sc, f0 + 3):
+            col_null(self.s_put)
+            return
+        p = sc.content(f0 + 2, &n)
+        if n != 7 or not digits(p, 4, a, &y) or not digits(p + 4, 3, a, &doy) or y < 1 \
+                or doy < 1 or doy > (366 if is_leap(y) else 365):
+            bad_date = 1
+        p = sc.content(f0 + 3, &n)
+        if n != 12 or not digits(p, 2, a, &h) or not digits(p + 2, 2, a, &mi) \
+                or not digits(p + 4, 2, a, &s) or not digits(p + 6, 6, a, &us) \
+                or h > 23 or mi > 59 or s > 59:
+            bad_time = 1
+        if bad_date or bad_time:
+            col_null(self.s_put)
+            if bad_date:
+                self._err(row, 2, E_VALUE, sc.f_s[f0 + 2], sc.f_s[f0 + 2], sc.f_e[f0 + 2])
+            else:
+                self._err(row, 3, E_VALUE, sc.f_s[f0 + 3], sc.f_s[f0 + 3], sc.f_e[f0 + 3])
+            return
+        (<int64_t*>self.s_put.data)[row] = (days_from_civil(y, 1, 1) + doy - 1) * US_PER_DAY \
+            + ((h * 60 + mi) * 60 + s) * US_PER_SEC + us
+        col_valid(self.s_put, row)
+        self.s_put.length += 1
+
+    cdef void _images(self, Scanner sc, int64_t k, int64_t row0) except *:
+        cdef int64_t n = self.ncols, i, j, img, rix, fi, row, f0, cnt
+        cdef uint8_t op, mode
+        cdef Column c, cb, ca, cch, cpr
+        cdef bint has, isnull, ok, same
+        cdef int64_t ebase
+        # struct validity: before for u/d, after for c/u; changed/present for any known op
+        for i in range(k):
+            op = self.rowop[i]
+            row = row0 + i
+            if op == 2 or op == 3:
+                col_valid(self.before_v, row)
+            if op == 1 or op == 2:
+                col_valid(self.after_v, row)
+            if op != 0:
+                col_valid(self.changed_v, row)
+                col_valid(self.present_v, row)
+        for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
+            c.length += k
+        for j in range(n):
+            for img in range(2):
+                c = <Column>(self.before[j] if img == 0 else self.after[j])
+                for i in range(k):
+                    rix = self.rowrec[i]
+                    op = self.rowop[i]
+                    row = row0 + i
+                    has = (img == 0 and (op == 2 or op == 3)) or (img == 1 and (op == 1 or op == 2))
+                    if not has:
+                        col_null(c)
+                        if op == 1 and img == 0 or op == 3 and img == 1:
+                            fi = sc.r_f0[rix] + 12 + img * n + j
+                            if not _null(sc, fi):
+                                self._err(row, <int32_t>(12 + img * n + j),
+                                          E_INSERT_BEFORE if op == 1 else E_DELETE_AFTER,
+                                          sc.f_s[fi], sc.f_s[fi], sc.f_e[fi])
+                        continue
+                    fi = sc.r_f0[rix] + 12 + img * n + j
+                    self._value(sc, c, j, fi, row, <int32_t>(12 + img * n + j),
+                                self.rowmode[i])
+            # changed / present for column j
+            cb = <Column>self.before[j]
+            ca = <Column>self.after[j]
+            cch = <Column>self.changed[j]
+            cpr = <Column>self.present[j]
+            for i in range(k):
+                op = self.rowop[i]
+                row = row0 + i
+                if op == 0:
+                    continue
+                col_valid(cch, row)
+                col_valid(cpr, row)
+                if op == 1:
+                    bits_set(cch.data, row)
+                elif op == 2:
+                    if not _same(cb, ca, row, self.kind[j]):
+                        bits_set(cch.data, row)
+                mode = self.rowmode[i]
+                c = cb if op == 3 else ca
+                if mode != 0 and (self.is_lob[j] or (mode == 2 and self.is_char[j])) \
+                        and not bits_get(c.valid, row):
+                    pass                            # "not sent": present stays false
+                else:
+                    bits_set(cpr.data, row)
+            cch.length += k
+            cpr.length += k
+
+    cdef void _value(self, Scanner sc, Column c, int64_t j, int64_t fi, int64_t row,
+                     int32_t field, uint8_t mode) except *:
+        """Convert field fi into column c as column j's type."""
+        cdef int64_t kind = self.kind[j], n, v, w
+        cdef const uint8_t* p
+        cdef const uint8_t* a = self.asc
+        cdef cdc_i128 dv
+        cdef double dbl
+        cdef float flt
+        cdef bint ok = 1
+        cdef int64_t before = c.dlen
+        cdef uint8_t* out
+        cdef uint8_t b
+        if _null(sc, fi):
+            col_null(c)
+            if not self.nullable[j] and not (mode != 0 and (self.is_lob[j]
+                                                            or (mode == 2 and self.is_char[j]))):
+                self._err(row, field, E_NOT_NULL, sc.f_s[fi], sc.f_s[fi], sc.f_e[fi])
+            return
+        p = sc.content(fi, &n)
+        if kind == K_STRING:
+            if mode == 1 and self.is_char[j] and self.hex_decode:
+                out = sc._scratch(n)
+                # unhex may run in place: it writes behind what it reads
+                w = unhex(p, n, a, out)
+                if w < 0:
+                    col_null(c)
+                    self._err(row, field, E_HEX, sc.f_s[fi], sc.f_s[fi], sc.f_e[fi])
+                    return
+                if self.hex_utf8:
+                    if not utf8_valid(out, w):
+                        ok = 0
+                    else:
+                        memcpy(c.data + c.dlen, out, w)
+                        c.dlen += w
+                else:
+                    c.reserve_data(3 * w)
+                    w = to_utf8(out, w, self.hu8, self.hu8len, c.data + c.dlen)
+                    if w < 0:
+                        ok = 0
+                    else:
+                        c.dlen += w
+            elif self.utf8:
+                if not utf8_valid(p, n):
+                    ok = 0
+                else:
+                    memcpy(c.data + c.dlen, p, n)
+                    c.dlen += n
+            else:
+                w = to_utf8(p, n, self.u8, self.u8len, c.data + c.dlen)
+                if w < 0:
+                    ok = 0
+                else:
+                    c.dlen += w
+            if ok:
+                var_commit(c)
+        elif kind == K_INT32:
+            ok = parse_int(p, n, a, INT32_MIN, INT32_MAX, &v)
+            if ok:
+                (<int32_t*>c.data)[row] = <int32_t>v
+        elif kind == K_INT64:
+            ok = parse_int(p, n, a, I64_MIN, I64_MAX, &v)
+            if ok:
+                (<int64_t*>c.data)[row] = v
+        elif kind == K_INT16:
+            ok = parse_int(p, n, a, INT16_MIN, INT16_MAX, &v)
+            if ok:
+                (<int16_t*>c.data)[row] = <int16_t>v
+        elif kind == K_INT8:
+            ok = parse_int(p, n, a, INT8_MIN, INT8_MAX, &v)
+            if ok:
+                (<int8_t*>c.data)[row] = <int8_t>v
+        elif kind == K_DECIMAL:
+            ok = parse_decimal(p, n, a, self.dc, <int>self.prec[j], <int>self.scale[j], &dv)
+            if ok:
+                memcpy(c.data + 16 * row, &dv, 16)
+        elif kind == K_DATE32:
+            ok = n == 10 and parse_date10(p, n, a, &v)
+            if ok:
+                (<int32_t*>c.data)[row] = <int32_t>v
+        elif kind == K_TIMESTAMP or kind == K_TIMESTAMP_TZ:
+            ok = parse_timestamp(p, n, a, kind == K_TIMESTAMP_TZ, &v)
+            if ok:
+                (<int64_t*>c.data)[row] = v
+        elif kind == K_TIME64:
+            ok = parse_time(p, n, a, &v)
+            if ok:
+                (<int64_t*>c.data)[row] = v
+        elif kind == K_FLOAT64:
+            ok = parse_float(p, n, a, self.dc, &dbl) and dbl - dbl == 0   # finite
+            if ok:
+                (<double*>c.data)[row] = dbl
+        elif kind == K_FLOAT32:
+            ok = parse_float(p, n, a, self.dc, &dbl) and dbl - dbl == 0
+            if ok:
+                flt = <float>dbl
+                ok = flt - flt == 0             # finite after rounding to float32
+                (<float*>c.data)[row] = flt
+        elif kind == K_BINARY:
+            w = unhex(p, n, a, c.data + c.dlen)
+            ok = w >= 0
+            if ok:
+                c.dlen += w
+                var_commit(c)
+        elif kind == K_BOOL:
+            if n == 1 and (a[p[0]] == 49 or a[p[0]] == 48):
+                if a[p[0]] == 49:
+                    bits_set(c.data, row)
+            elif n == 4 and _ascii_ieq(p, a, b"true", 4):
+                bits_set(c.data, row)
+            elif not (n == 5 and _ascii_ieq(p, a, b"false", 5)):
+                ok = 0
+        elif kind == K_DECTEXT:
+            ok = _dectext(p, n, a, self.dc, c.data + c.dlen)
+            if ok:
+                c.dlen += n
+                var_commit(c)
+        else:
+            ok = 0
+        if not ok:
+            c.dlen = before
+            col_null(c)
+            self._err(row, field, E_VALUE, sc.f_s[fi], sc.f_s[fi], sc.f_e[fi])
+        elif c.layout != VAR:
+            col_valid(c, row)
+            c.length += 1
+
+
+cdef inline bint _null(Scanner sc, int64_t fi) noexcept:
+    """An empty unquoted field is NULL (SPEC §5.1)."""
+    return sc.f_fl[fi] == 0 and sc.f_s[fi] == sc.f_e[fi]
+
+
+cdef inline bint _ascii_eq(const uint8_t* p, const uint8_t* a, const char* s,
+                           int64_t n) noexcept:
+    cdef int64_t i
+    for i in range(n):
+        if a[p[i]] != <uint8_t>s[i]:
+            return 0
+    return 1
+
+
+cdef inline bint _ascii_ieq(const uint8_t* p, const uint8_t* a, const char* s,
+                            int64_t n) noexcept:
+    cdef int64_t i
+    cdef uint8_t c
+    for i in range(n):
+        c = a[p[i]]
+        if 65 <= c <= 90:
+            c += 32
+        if c != <uint8_t>s[i]:
+            return 0
+    return 1
+
+
+cdef bint _dectext(const uint8_t* p, int64_t n, const uint8_t* a, uint8_t dc,
+                   uint8_t* out) noexcept:
+    """An exact number's text (DECFLOAT, NUMBER): checked, copied as ASCII with '.' for dc."""
+    cdef double ignored
+    cdef int64_t i, s = 0
+    cdef uint8_t c
+    if not parse_float(p, n, a, dc, &ignored):
+        if n > 0 and (a[p[0]] == 45 or a[p[0]] == 43):
+            s = 1
+        if not ((n - s == 3 and _ascii_ieq(p + s, a, b"nan", 3))
+                or (n - s == 4 and _ascii_ieq(p + s, a, b"snan", 4))
+                or (n - s == 8 and _ascii_ieq(p + s, a, b"infinity", 8))):
+            return 0
+    for i in range(n):
+        c = a[p[i]]
+        out[i] = 46 if c == dc else c
+    return 1
+
+
+cdef inline bint _same(Column b, Column a, int64_t row, int64_t kind) noexcept:
+    """Null-safe equality of row `row` in two columns of one type."""
+    cdef bint vb = bits_get(b.valid, row), va = bits_get(a.valid, row)
+    cdef int64_t sb, eb, sa, ea
+    if not vb or not va:
+        return vb == va
+    if b.layout == VAR:
+        sb = b.offs[row]
+        eb = b.offs[row + 1]
+        sa = a.offs[row]
+        ea = a.offs[row + 1]
+        return eb - sb == ea - sa and memcmp(b.data + sb, a.data + sa, eb - sb) == 0
+    if b.layout == BITS:
+        return bits_get(b.data, row) == bits_get(a.data, row)
+    if kind == K_FLOAT64:
+        return (<double*>b.data)[row] == (<double*>a.data)[row]
+    if kind == K_FLOAT32:
+        return (<float*>b.data)[row] == (<float*>a.data)[row]
+    return memcmp(b.data + row * b.width, a.data + row * a.width, b.width) == 0

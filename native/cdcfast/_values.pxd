@@ -1,0 +1,405 @@
+# cython: language_level=3
+"""Value-kind kernels shared by every format: text numbers, decimals, dates, times,
+timestamps, hex, UTF-8 checks. Each is decoded in exactly one place, here.
+
+All text parsers read through ``asc``, a 256-byte table from the message's code page to ASCII
+(0 for bytes that are not ASCII there), so one parser serves UTF-8 and EBCDIC alike. They return
+1 on success and 0 on any malformed or out-of-range input; they never read past ``p + n``.
+"""
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
+from libc.stdlib cimport strtod
+from libc.string cimport memcmp
+
+cdef extern from *:
+    """
+    typedef __int128 cdc_i128;
+    #define CDC_US_PER_SEC 1000000LL
+    #define CDC_US_PER_DAY 86400000000LL
+    """
+    ctypedef long long cdc_i128     # a 128-bit integer in C; Cython only needs it to be integral
+    const int64_t US_PER_SEC "CDC_US_PER_SEC"
+    const int64_t US_PER_DAY "CDC_US_PER_DAY"
+
+
+cdef inline int64_t days_from_civil(int64_t y, int64_t m, int64_t d) noexcept nogil:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
+    y -= m <= 2
+    cdef int64_t era = (y if y >= 0 else y - 399) // 400
+    cdef int64_t yoe = y - era * 400
+    cdef int64_t mp = m - 3 if m > 2 else m + 9
+    cdef int64_t doy = (153 * mp + 2) // 5 + d - 1
+    cdef int64_t doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+cdef inline bint is_leap(int64_t y) noexcept nogil:
+    return (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
+
+
+cdef inline int days_in_month(int64_t y, int64_t m) noexcept nogil:
+    if m == 2:
+        return 29 if is_leap(y) else 28
+    if m == 4 or m == 6 or m == 9 or m == 11:
+        return 30
+    return 31
+
+
+cdef inline int digits(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                       int64_t* out) noexcept nogil:
+    """Exactly n ASCII digits → out; 1/0."""
+    cdef int64_t v = 0
+    cdef Py_ssize_t i
+    cdef uint8_t c
+    for i in range(n):
+        c = asc[p[i]]
+        if c < 48 or c > 57:
+            return 0
+        v = v * 10 + (c - 48)
+    out[0] = v
+    return 1
+
+
+cdef inline bint parse_int(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                           int64_t lo, int64_t hi, int64_t* out) noexcept nogil:
+    """``[+-]digits`` within [lo, hi]."""
+    cdef Py_ssize_t i = 0
+    cdef bint neg = 0
+    cdef uint64_t acc = 0
+    cdef uint8_t c
+    if n <= 0:
+        return 0
+    c = asc[p[0]]
+    if c == 45 or c == 43:
+        neg = c == 45
+        i = 1
+        if n == 1:
+            return 0
+    while i < n:
+        c = asc[p[i]]
+        if c < 48 or c > 57:
+            return 0
+        if acc > 922337203685477580ULL:     # would pass 2**63 after *10
+            return 0
+        acc = acc * 10 + (c - 48)
+        i += 1
+    if neg:
+        if acc > 9223372036854775808ULL:
+            return 0
+        if acc == 9223372036854775808ULL:
+            if lo != <int64_t>(-9223372036854775807LL - 1):
+                return 0
+            out[0] = lo
+            return 1
+        if -<int64_t>acc < lo:
+            return 0
+        out[0] = -<int64_t>acc
+        return 1
+    if acc > <uint64_t>hi:
+        return 0
+    out[0] = <int64_t>acc
+    return 1
+
+
+cdef inline bint parse_decimal(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                               uint8_t dc, int prec, int scale, cdc_i128* out) noexcept nogil:
+    """``[+-]digits[<dc>digits]`` into an unscaled 128-bit integer of DECIMAL(prec, scale).
+
+    At most prec - scale integer digits (leading zeros free); fraction digits past `scale` must
+    be zeros (a value is never silently rounded); no exponent.
+    """
+    cdef Py_ssize_t i = 0
+    cdef bint neg = 0
+    cdef cdc_i128 acc = 0
+    cdef int nint = 0, nfrac = 0, ndig = 0
+    cdef uint8_t c
+    if n <= 0:
+        return 0
+    c = asc[p[0]]
+    if c == 45 or c == 43:
+        neg = c == 45
+        i = 1
+    while i < n:
+        c = asc[p[i]]
+        if c < 48 or c > 57:
+            break
+        ndig += 1
+        if acc != 0 or c != 48:
+            nint += 1
+            if nint > prec - scale:
+                return 0
+            acc = acc * 10 + (c - 48)
+        i += 1
+    if i < n:
+        if asc[p[i]] != dc or dc == 0:
+            return 0
+        i += 1
+        while i < n:
+            c = asc[p[i]]
+            if c < 48 or c > 57:
+                return 0
+            ndig += 1
+            if nfrac < scale:
+                acc = acc * 10 + (c - 48)
+                nfrac += 1
+            elif c != 48:
+                return 0
+            i += 1
+    if ndig == 0:
+        return 0
+    while nfrac < scale:
+        acc *= 10
+        nfrac += 1
+    out[0] = -acc if neg else acc
+    return 1
+
+
+cdef inline bint parse_float(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                             uint8_t dc, double* out) noexcept nogil:
+    """``[+-]digits[<dc>digits][E[+-]digits]``, correctly rounded (strtod)."""
+    cdef char buf[320]
+    cdef Py_ssize_t i = 0
+    cdef int nd = 0
+    cdef uint8_t c
+    cdef char* end
+    if n <= 0 or n >= 320:
+        return 0
+    c = asc[p[0]]
+    if c == 45 or c == 43:
+        buf[0] = <char>c
+        i = 1
+    while i < n:
+        c = asc[p[i]]
+        if c < 48 or c > 57:
+            break
+        buf[i] = <char>c
+        nd += 1
+        i += 1
+    if i < n and asc[p[i]] == dc and dc != 0:
+        buf[i] = 46
+        i += 1
+        while i < n:
+            c = asc[p[i]]
+            if c < 48 or c > 57:
+                break
+            buf[i] = <char>c
+            nd += 1
+            i += 1
+    if nd == 0:
+        return 0
+    if i < n:
+        c = asc[p[i]]
+        if c != 69 and c != 101:
+            return 0
+        buf[i] = 101
+        i += 1
+        if i < n and (asc[p[i]] == 45 or asc[p[i]] == 43):
+            buf[i] = <char>asc[p[i]]
+            i += 1
+        if i >= n:
+            return 0
+        while i < n:
+            c = asc[p[i]]
+            if c < 48 or c > 57:
+                return 0
+            buf[i] = <char>c
+            i += 1
+    buf[n] = 0
+    out[0] = strtod(buf, &end)
+    return end == buf + n
+
+
+cdef inline bint parse_date10(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                              int64_t* days) noexcept nogil:
+    """``YYYY-MM-DD`` → days since 1970-01-01."""
+    cdef int64_t y, m, d
+    if n < 10:
+        return 0
+    if not digits(p, 4, asc, &y) or asc[p[4]] != 45 or not digits(p + 5, 2, asc, &m) \
+            or asc[p[7]] != 45 or not digits(p + 8, 2, asc, &d):
+        return 0
+    if y < 1 or m < 1 or m > 12 or d < 1 or d > days_in_month(y, m):
+        return 0
+    days[0] = days_from_civil(y, m, d)
+    return 1
+
+
+cdef inline Py_ssize_t parse_clock(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                                   int64_t* us) noexcept nogil:
+    """``HH.MM.SS`` or ``HH:MM:SS`` (either separator at each place), optional ``.f…`` (1–12
+    digits, truncated to µs). ``24.00.00`` with a zero fraction gives 86400 s. Returns the
+    number of bytes read (stopping before anything that is not part of the time), 0 if bad."""
+    cdef int64_t h, mi, s, f = 0
+    cdef Py_ssize_t i = 8, nf = 0
+    cdef uint8_t c
+    if n < 8:
+        return 0
+    if not digits(p, 2, asc, &h) or not digits(p + 3, 2, asc, &mi) \
+            or not digits(p + 6, 2, asc, &s):
+        return 0
+    c = asc[p[2]]
+    if c != 46 and c != 58:
+        return 0
+    c = asc[p[5]]
+    if c != 46 and c != 58:
+        return 0
+    if i < n and asc[p[i]] == 46:
+        i += 1
+        while i < n:
+            c = asc[p[i]]
+            if c < 48 or c > 57:
+                break
+            if nf < 6:
+                f = f * 10 + (c - 48)
+            elif c != 48 and h == 24:
+                return 0
+            nf += 1
+            i += 1
+        if nf == 0 or nf > 12:
+            return 0
+        while nf < 6:
+            f *= 10
+            nf += 1
+    if mi > 59 or s > 59:
+        return 0
+    if h == 24:
+        if mi != 0 or s != 0 or f != 0:
+            return 0
+    elif h > 23:
+        return 0
+    us[0] = ((h * 60 + mi) * 60 + s) * US_PER_SEC + f
+    return i
+
+
+cdef inline bint parse_time(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                            int64_t* us) noexcept nogil:
+    """A TIME value: a clock that uses all n bytes; 24.00.00 is an error."""
+    cdef Py_ssize_t k = parse_clock(p, n, asc, us)
+    return k == n and us[0] < US_PER_DAY
+
+
+cdef inline bint parse_timestamp(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                                 bint with_zone, int64_t* us) noexcept nogil:
+    """``YYYY-MM-DD[-| |T]HH.MM.SS[.f…]`` → µs since the epoch (wall clock). With
+    `with_zone`, an optional ``Z`` or ``±HH:MM`` suffix is applied (the result is then UTC)."""
+    cdef int64_t days, clock, oh, om
+    cdef Py_ssize_t k
+    cdef uint8_t c
+    if n < 19 or not parse_date10(p, n, asc, &days):
+        return 0
+    c = asc[p[10]]
+    if c != 45 and c != 32 and c != 84:
+        return 0
+    k = parse_clock(p + 11, n - 11, asc, &clock)
+    if k == 0:
+        return 0
+    k += 11
+    us[0] = days * US_PER_DAY + clock
+    if k == n:
+        return 1
+    if not with_zone:
+        return 0
+    c = asc[p[k]]
+    if c == 90 and k + 1 == n:
+        return 1
+    if (c != 43 and c != 45) or n - k != 6 or asc[p[k + 3]] != 58:
+        return 0
+    if not digits(p + k + 1, 2, asc, &oh) or not digits(p + k + 4, 2, asc, &om) \
+            or oh > 23 or om > 59:
+        return 0
+    if c == 43:
+        us[0] -= (oh * 60 + om) * 60 * US_PER_SEC
+    else:
+        us[0] += (oh * 60 + om) * 60 * US_PER_SEC
+    return 1
+
+
+cdef inline int hexval(uint8_t c) noexcept nogil:
+    """ASCII hex digit → 0..15, else -1."""
+    if 48 <= c <= 57:
+        return c - 48
+    if 65 <= c <= 70:
+        return c - 55
+    if 97 <= c <= 102:
+        return c - 87
+    return -1
+
+
+cdef inline Py_ssize_t unhex(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                             uint8_t* out) noexcept nogil:
+    """Hex text (either case, even length) → bytes; returns the byte count or -1."""
+    cdef Py_ssize_t i
+    cdef int a, b
+    if n & 1:
+        return -1
+    for i in range(0, n, 2):
+        a = hexval(asc[p[i]])
+        b = hexval(asc[p[i + 1]])
+        if a < 0 or b < 0:
+            return -1
+        out[i >> 1] = <uint8_t>((a << 4) | b)
+    return n >> 1
+
+
+cdef inline bint utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Strict UTF-8 (no overlongs, no surrogates, ≤ U+10FFFF); ASCII runs checked 8 at a time."""
+    cdef Py_ssize_t i = 0
+    cdef uint8_t c, c1
+    cdef uint64_t w
+    while i < n:
+        if i + 8 <= n:
+            w = (<uint64_t>p[i]) | (<uint64_t>p[i+1] << 8) | (<uint64_t>p[i+2] << 16) \
+                | (<uint64_t>p[i+3] << 24) | (<uint64_t>p[i+4] << 32) \
+                | (<uint64_t>p[i+5] << 40) | (<uint64_t>p[i+6] << 48) | (<uint64_t>p[i+7] << 56)
+            if (w & 0x8080808080808080ULL) == 0:
+                i += 8
+                continue
+        c = p[i]
+        if c < 0x80:
+            i += 1
+        elif c < 0xC2:
+            return 0
+        elif c < 0xE0:
+            if i + 1 >= n or (p[i+1] & 0xC0) != 0x80:
+                return 0
+            i += 2
+        elif c < 0xF0:
+            if i + 2 >= n or (p[i+1] & 0xC0) != 0x80 or (p[i+2] & 0xC0) != 0x80:
+                return 0
+            c1 = p[i+1]
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):
+                return 0
+            i += 3
+        elif c < 0xF5:
+            if i + 3 >= n or (p[i+1] & 0xC0) != 0x80 or (p[i+2] & 0xC0) != 0x80 \
+                    or (p[i+3] & 0xC0) != 0x80:
+                return 0
+            c1 = p[i+1]
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):
+                return 0
+            i += 4
+        else:
+            return 0
+    return 1
+
+
+cdef inline Py_ssize_t to_utf8(const uint8_t* p, Py_ssize_t n, const uint8_t* u8,
+                               const uint8_t* u8len, uint8_t* out) noexcept nogil:
+    """Single-byte code page → UTF-8 through a table (4 bytes a slot + its length; length 0
+    marks a byte the code page does not define). Returns bytes written, or -1."""
+    cdef Py_ssize_t i, o = 0
+    cdef uint8_t b, k
+    for i in range(n):
+        b = p[i]
+        k = u8len[b]
+        if k == 1:
+            out[o] = u8[b * 4]
+            o += 1
+        elif k == 0:
+            return -1
+        else:
+            out[o] = u8[b * 4]
+            out[o + 1] = u8[b * 4 + 1]
+            if k > 2:
+                out[o + 2] = u8[b * 4 + 2]
+            o += k
+    return o

@@ -1,0 +1,22 @@
+"""Builds the Cython kernels in native/ into the cdcfast package."""
+import os
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+NATIVE = os.path.join("native", "cdcfast")
+FLAGS = ["-O3", "-fno-strict-aliasing"]
+
+
+def ext(name):
+    return Extension(f"cdcfast.{name}", [os.path.join(NATIVE, f"{name}.pyx")],
+                     include_dirs=["native"], extra_compile_args=FLAGS)
+
+
+setup(
+    ext_modules=cythonize(
+        [ext("_arrow"), ext("_ibm")],
+        include_path=["native"],
+        compiler_directives={"language_level": 3},
+    ),
+)

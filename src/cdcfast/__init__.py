@@ -1,0 +1,28 @@
+"""cdcfast: change-data-capture messages into Apache Arrow, natively.
+
+    import cdcfast
+    events = cdcfast.decode(data, format="ibm-delimited", catalog="catalog.json",
+                            table="TEST.EMPLOYEE")
+"""
+from . import _native_state
+from .api import Decoder, decode, decode_tables, headers, read_batches
+from .catalog import Catalog
+from .errors import DecodeError
+from .formats import names as formats
+
+__version__ = "0.1.0"
+__all__ = ["Catalog", "DecodeError", "Decoder", "decode", "decode_tables", "formats",
+           "headers", "native_available", "read_batches", "reference", "encode"]
+
+
+def native_available() -> bool:
+    """True when the compiled kernels are in use (False: the reference fallback)."""
+    return _native_state.available
+
+
+def __getattr__(name):
+    # cdcfast.reference and cdcfast.encode load on first use
+    if name in ("reference", "encode"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(name)

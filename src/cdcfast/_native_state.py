@@ -1,0 +1,24 @@
+"""Whether the compiled kernels load (SPEC §1): a missing extension falls back to the
+reference decoders with a RuntimeWarning, unless CDCFAST_REQUIRE_NATIVE=1 makes it an
+ImportError (as CI does)."""
+from __future__ import annotations
+
+import os
+import warnings
+
+MODULES = ("_arrow", "_ibm")
+
+try:
+    from . import _arrow, _ibm  # noqa: F401
+    available = True
+    reason = None
+except ImportError as e:  # pragma: no cover - exercised by the fallback test in a subprocess
+    available = False
+    reason = e
+
+if not available:
+    if os.environ.get("CDCFAST_REQUIRE_NATIVE", "") not in ("", "0"):
+        raise ImportError(f"cdcfast's native kernels are not built ({reason}); "
+                          "CDCFAST_REQUIRE_NATIVE is set") from reason
+    warnings.warn(f"cdcfast's native kernels are not built ({reason}): using the slow "
+                  "pure-Python reference decoders", RuntimeWarning, stacklevel=3)

@@ -1,0 +1,151 @@
+"""What every format shares: the small interface the registry knows, which output table a record
+goes to, modes, statistics and the finishing of `_error` columns.
+
+A format is one module with one class: it validates its options when built, is fully described
+by a JSON-serializable config (``name`` + options; the catalog travels beside it), and turns
+sources into Arrow record batches of the envelope (its ``batches`` method). Hot loops live in
+native/, never here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .. import envelope
+from ..catalog import Catalog, Table
+from ..errors import DecodeError
+
+MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
+STATS = ("records", "events", "errors", "dropped", "tombstones", "control", "unknown_tables",
+         "extra_columns")
+
+
+def check_mode(mode: str) -> str:
+    m = str(mode).upper()
+    if m not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    return m
+
+
+def new_stats() -> dict:
+    return dict.fromkeys(STATS, 0)
+
+
+ALL = object()       # want every table (decode_tables)
+HEADERS = "*"        # the one output key of headers(table=None)
+
+
+class Want:
+    """Which output a record of a given table goes to, for one call.
+
+    ``Want(catalog, table="A.B")`` (decode / headers with a table): records of that table, and
+    unattributable ones; ``Want(catalog, ALL)`` (decode_tables): each table under its own key,
+    unattributable records under None; ``Want(catalog, None, headers=True)``: every record into
+    one output.
+    """
+
+    def __init__(self, catalog: Catalog | None, table, headers: bool = False):
+        self.catalog = catalog
+        self.table = table
+        self.headers = headers
+        self.requested = None
+        if table is not None and table is not ALL:
+            t = catalog.get(table) if catalog else None
+            self.requested = t.name if t else table
+
+    def resolve(self, name: str):
+        """(output key or None to skip, catalog Table or None) for a record's table name."""
+        t = self.catalog.get(name) if self.catalog else None
+        key = t.name if t else name
+        if self.table is ALL:
+            return key, t
+        if self.table is None:
+            return (HEADERS if self.headers else key), t
+        if key == self.requested or (t is None and key.upper() == self.table.upper()):
+            return self.requested, t
+        return None, t
+
+    @property
+    def corrupt_key(self):
+        """Where unattributable records go."""
+        if self.table is ALL:
+            return None
+        if self.table is None:
+            return HEADERS if self.headers else None
+        return self.requested
+
+
+def full_name(schema, table) -> str:
+    return f"{schema}.{table}" if schema else (table or "")
+
+
+def errors_column(n: int, rows, texts) -> pa.Array:
+    """A string column of n rows: texts[i] at rows[i], null elsewhere (built without a Python
+    object per row)."""
+    if not rows:
+        return pa.nulls(n, pa.string())
+    idx = np.full(n, len(texts), dtype=np.int64)
+    idx[np.asarray(rows, dtype=np.int64)] = np.arange(len(texts))
+    return pa.array(list(texts) + [None], type=pa.string()).take(pa.array(idx))
+
+
+def binary_column(n: int, rows, values) -> pa.Array:
+    if not rows:
+        return pa.nulls(n, pa.binary())
+    idx = np.full(n, len(values), dtype=np.int64)
+    idx[np.asarray(rows, dtype=np.int64)] = np.arange(len(values))
+    return pa.array(list(values) + [None], type=pa.binary()).take(pa.array(idx))
+
+
+def apply_mode(batch: pa.RecordBatch, mode: str, stats: dict, first_error) -> pa.RecordBatch:
+    """PERMISSIVE keeps the batch; DROPMALFORMED drops rows with `_error`; FAILFAST raises the
+    first error (`first_error`, a DecodeError or None)."""
+    err = batch.column(batch.schema.get_field_index("_error"))
+    nerr = len(err) - err.null_count
+    stats["errors"] += nerr
+    if nerr and mode == "FAILFAST":
+        raise first_error
+    if nerr and mode == "DROPMALFORMED":
+        keep = err.is_null()
+        stats["dropped"] += nerr
+        batch = batch.filter(keep)
+    stats["events"] += batch.num_rows
+    return batch
+
+
+def headers_only(batch: pa.RecordBatch, source: pa.StructType) -> pa.RecordBatch:
+    """Project a full envelope batch onto the headers() schema."""
+    schema = envelope.headers_schema(source)
+    return pa.RecordBatch.from_arrays([batch.column(f.name) for f in schema], schema=schema)
+
+
+class Format:
+    """The interface of a format module (see module docstring)."""
+    name: str = ""
+    DEFAULTS: dict = {}
+
+    def __init__(self, catalog: Catalog | None, **options):
+        unknown = set(options) - set(self.DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown option(s) for {self.name}: {', '.join(sorted(unknown))}"
+                             f" (known: {', '.join(self.DEFAULTS)})")
+        self.catalog = catalog
+        self.options = {**self.DEFAULTS, **options}
+
+    def config(self) -> dict:
+        return dict(self.options)
+
+    # the envelope ------------------------------------------------------------------------
+    source_type: pa.StructType = pa.struct([])
+
+    def columns(self, table: Table | None, ncols: int = 0):
+        """(name, Arrow type) pairs of a table's columns."""
+        raise NotImplementedError
+
+    def schema(self, table: Table | None, ncols: int = 0) -> pa.Schema:
+        return envelope.schema(self.columns(table, ncols), self.source_type)
+
+    def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
+                stats: dict, native: bool):
+        """Yield (key, RecordBatch) in input order; raise DecodeError in FAILFAST."""
+        raise NotImplementedError

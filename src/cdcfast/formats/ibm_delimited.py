@@ -1,0 +1,389 @@
+"""`ibm-delimited`: IBM Q Replication event-publishing delimited messages (SPEC §5.1).
+
+Decisions SPEC leaves open are in docs/ibm-delimited.md. This module validates options, maps
+the header onto the envelope, drives the kernel (native/cdcfast/_ibm.pyx) chunk by chunk and
+writes error texts; it has no per-record loop. The reference twin is
+cdcfast/reference/ibm_delimited.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .. import _tz, codepages
+from ..catalog import STRING_TYPE, Column, Table
+from .. import envelope
+from ..envelope import UTC_US
+from ..errors import DecodeError, error_text, show_value
+from .base import ALL, Format, Want, apply_mode, binary_column, errors_column, full_name
+
+# error codes, shared with the kernel (native/cdcfast/_ibm.pyx)
+E_UNTERMINATED, E_AFTER_CLOSE, E_STRAY_QUOTE, E_TOO_FEW, E_COUNT, E_ODD = 1, 2, 3, 4, 5, 6
+E_VALUE, E_NOT_NULL, E_INSERT_BEFORE, E_DELETE_AFTER, E_HEX = 10, 11, 12, 13, 14
+
+# the seed's names for the 12 header fields, as errors name them
+HEADER_FIELDS = ("type", "identifier", "date", "time", "table_owner", "table_name",
+                 "operation", "transaction_identifier", "commit_lsn", "commit_time",
+                 "plan_name", "segment_number")
+_HEADER_WHAT = {0: "an INTEGER", 1: "an IBM-INVALID-COLUMN identifier", 2: "a YYYYnnn date",
+                3: "an HHMMSSmmmmmm time", 6: "ISRT, REPL or DLET", 8: "an LSN",
+                9: "a TIMESTAMP", 11: "an INTEGER"}
+
+SOURCE = pa.struct([
+    pa.field("type", pa.int32()), pa.field("identifier", pa.string()),
+    pa.field("put_ts", UTC_US), pa.field("plan_name", pa.string()),
+    pa.field("segment", pa.int32()), pa.field("invalid_column", pa.int32()),
+    pa.field("invalid_image", pa.string()), pa.field("invalid_mode", pa.string()),
+])
+
+CHUNK_RECORDS = 2048            # records tokenized per chunk: the index stays in cache
+CHUNK_BYTES = 16 << 20
+FLUSH_BYTES = 256 << 20         # input bytes per batch at most: keeps string columns < 2 GiB
+
+
+class IbmDelimited(Format):
+    name = "ibm-delimited"
+    DEFAULTS = {"column_delimiter": ",", "record_delimiter": "\n", "string_delimiter": '"',
+                "decimal_char": ".", "encoding": "utf-8", "hex_encoding": None,
+                "source_tz": "UTC"}
+    source_type = SOURCE
+
+    def __init__(self, catalog, **options):
+        super().__init__(catalog, **options)
+        o = self.options
+        self.encoding = o["encoding"] = codepages.canonical(o["encoding"])
+        if o["hex_encoding"] is not None:
+            o["hex_encoding"] = codepages.canonical(o["hex_encoding"])
+        _tz.check_zone(o["source_tz"])
+        names = ("column_delimiter", "record_delimiter", "string_delimiter", "decimal_char")
+        raw = []
+        for n in names:
+            ch = o[n]
+            if not isinstance(ch, str) or len(ch) != 1:
+                raise ValueError(f"{n} must be one character, not {ch!r}")
+            if ch.isalnum():
+                raise ValueError(f"{n} {ch!r} is alphanumeric, which IBM does not allow")
+            try:
+                b = codepages.encode_text(ch, self.encoding)
+            except (UnicodeError, ValueError):
+                b = b""
+            if len(b) != 1 or (self.encoding == "utf-8" and b[0] > 127):
+                raise ValueError(f"{n} {ch!r} is not one byte in {self.encoding}")
+            raw.append(b)
+        if len(set(raw)) != 4:
+            raise ValueError("the column, record and string delimiters and the decimal "
+                             "character must all differ")
+        self.delims = b"".join(raw)           # in the message's code page
+        self.asc = codepages.ascii_table(self.encoding)
+        self.dc = self.asc[raw[3][0]]
+        if self.encoding == "utf-8":
+            self.u8, self.u8len = bytes(1024), bytes(256)
+        else:
+            self.u8, self.u8len = codepages.utf8_table(self.encoding)
+        hx = o["hex_encoding"] or "utf-8"
+        self.hasc = codepages.ascii_table(hx)
+        self.hu8, self.hu8len = (bytes(1024), bytes(256)) if hx == "utf-8" \
+            else codepages.utf8_table(hx)
+
+    # -- the envelope ----------------------------------------------------------------------
+    def table_columns(self, table: Table | None, ncols: int = 0):
+        """Catalog columns, or ``C1…CN`` strings for a table the catalog lacks."""
+        if table is not None:
+            return list(table.columns)
+        return [Column(f"C{i + 1}", STRING_TYPE) for i in range(max(ncols, 0))]
+
+    def columns(self, table, ncols=0):
+        return [(c.name, c.type.arrow_type) for c in self.table_columns(table, ncols)]
+
+    # -- errors ----------------------------------------------------------------------------
+    def show(self, raw: bytes) -> str:
+        """A field's raw bytes (quotes included) as an error quotes them."""
+        sd = self.delims[2:3]
+        if raw[:1] == sd and len(raw) >= 2:
+            raw = raw[1:-1].replace(sd + sd, sd)
+        return show_value(raw, "latin-1" if self.encoding == "ascii" else self.encoding) \
+            if self.encoding != "cp1047" else repr(codepages.decode_bytes(raw, "cp1047")[:40])
+
+    def describe(self, code, field, columns, raw=b"", nfields=0, table="", ncols=0):
+        """(field name, reason) of an error, the same for the kernel and the reference."""
+        n = len(columns)
+        if field < 0:
+            fname = "record"
+        elif field < 12:
+            fname = HEADER_FIELDS[field]
+        elif code in (E_UNTERMINATED, E_AFTER_CLOSE, E_STRAY_QUOTE):
+            fname = f"field {field + 1}"
+        else:
+            j = field - 12
+            fname = f"before.{columns[j].name}" if j < n else f"after.{columns[j - n].name}"
+        if code == E_UNTERMINATED:
+            return fname, "unterminated string"
+        if code == E_AFTER_CLOSE:
+            return fname, "text after closing string delimiter"
+        if code == E_STRAY_QUOTE:
+            return fname, "string delimiter inside an unquoted field"
+        if code == E_TOO_FEW:
+            return fname, f"record has {nfields} fields, fewer than the 12 of the header"
+        if code == E_COUNT:
+            return fname, f"record has {nfields} fields, table {table} needs {12 + 2 * ncols}"
+        if code == E_ODD:
+            return fname, f"record has {nfields} fields: an odd number of data fields"
+        if code == E_NOT_NULL:
+            return fname, "null in NOT NULL column"
+        if code == E_INSERT_BEFORE:
+            return fname, "an insert carries a before value"
+        if code == E_DELETE_AFTER:
+            return fname, "a delete carries an after value"
+        if code == E_HEX:
+            return fname, f"{self.show(raw)} is not hex text"
+        if field < 12:
+            what = _HEADER_WHAT.get(field, f"{self.encoding} text")
+        else:
+            what = columns[(field - 12) % n].type.name
+        return fname, f"{self.show(raw)} is not {what}"
+
+    # -- decoding --------------------------------------------------------------------------
+    def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
+                stats: dict, native: bool):
+        if not native:
+            from ..reference.ibm_delimited import reference_batches
+            yield from reference_batches(self, parts, want, images, batch_rows, mode, stats)
+            return
+        for part in parts:
+            yield from _NativeRun(self, part, want, images, batch_rows, mode, stats).run()
+
+    def text(self, raw: bytes) -> str:
+        """Owner/table names as text (lenient: they only name things)."""
+        return codepages.decode_bytes(raw, self.encoding) if self.encoding != "utf-8" \
+            else raw.decode("utf-8", errors="replace")
+
+
+class _Output:
+    """One output table of a native run: its kernel builder and what it describes."""
+
+    def __init__(self, key, table, ident, slot):
+        self.key = key            # output key (None: unattributable records)
+        self.table = table        # catalog Table or None
+        self.ident = ident        # table identity (catalog name, else the name as sent)
+        self.slot = slot
+        self.out = None           # _ibm.TableOut, made once N is known
+        self.columns = None
+        self.input_bytes = 0
+
+
+class _NativeRun:
+    """Decode one Part with the kernel."""
+
+    def __init__(self, fmt: IbmDelimited, part, want: Want, images, batch_rows, mode, stats):
+        from .. import _ibm
+        self._ibm = _ibm
+        self.fmt, self.part, self.want, self.images = fmt, part, want, images
+        self.batch_rows, self.mode, self.stats = batch_rows, mode, stats
+        self.sc = _ibm.Scanner(part.data, part.offsets, part.valid, fmt.delims)
+        self.tid_of = {}          # table identity → kernel table id
+        self.tables = []          # kernel table id → (identity, catalog Table, display name)
+        self.slots = np.full(16, -1, dtype=np.int32)
+        self.outputs = {}         # output key → _Output
+        self.ncols_hint = None    # no-catalog N by identity, from a pre-scan
+        self.nocat = set()
+
+    # -- tables ----------------------------------------------------------------------------
+    def _register(self, sc):
+        owner_b, name_b = sc.pending_names()
+        name = full_name(self.fmt.text(owner_b), self.fmt.text(name_b))
+        key, table = self.want.resolve(name)
+        ident = table.name if table else name
+        tid = self.tid_of.get(ident)
+        if tid is None:
+            if table is not None:
+                tid = sc.new_table(len(table.columns), True)
+            else:
+                tid = sc.new_table(self._nocat_ncols(ident), False)
+                self.nocat.add(tid)
+            self.tid_of[ident] = tid
+            self.tables.append((ident, table, name))
+            if tid >= len(self.slots):
+                self.slots = np.concatenate([self.slots, np.full(len(self.slots), -1,
+                                                                 dtype=np.int32)])
+            if key is not None or self.want.headers:
+                self.slots[tid] = self._output(key, table, ident).slot
+        sc.add_name(owner_b, name_b, tid)
+
+    def _nocat_ncols(self, ident):
+        """N of a table the catalog lacks: from its first well-formed record, found by a
+        tokenizer-only pass over the part (once), so every output knows its columns before
+        its first row is written."""
+        if self.ncols_hint is None:
+            self.ncols_hint = {}
+            pre = self._ibm.Scanner(self.part.data, self.part.offsets, self.part.valid,
+                                    self.fmt.delims)
+            ids = {}
+            while True:
+                st = pre.scan(1 << 16, 1 << 62)
+                if st == 2:
+                    o, n = pre.pending_names()
+                    name = full_name(self.fmt.text(o), self.fmt.text(n))
+                    t = self.fmt.catalog.get(name) if self.fmt.catalog else None
+                    nm = t.name if t else name
+                    if nm not in ids:
+                        ids[nm] = pre.new_table(len(t.columns) if t else -1, t is not None)
+                    pre.add_name(o, n, ids[nm])
+                    continue
+                pre.reset()
+                if st == 0:
+                    break
+            self.ncols_hint = {nm: max(pre.ncols(t), 0) for nm, t in ids.items()}
+        return self.ncols_hint.get(ident, 0)
+
+    def _output(self, key, table, ident):
+        o = self.outputs.get(key)
+        if o is None:
+            o = self.outputs[key] = _Output(key, table, ident, len(self.outputs))
+        return o
+
+    def _builder(self, o: _Output):
+        if o.out is None:
+            if o.key is None or not self.images:
+                cols = []
+            elif o.table is not None:
+                cols = self.fmt.table_columns(o.table)
+            elif o.ident in self.tid_of:
+                cols = self.fmt.table_columns(None, self.sc.ncols(self.tid_of[o.ident]))
+            else:
+                cols = self.fmt.table_columns(None, self._nocat_ncols(o.ident))
+            o.columns = cols
+            f = self.fmt
+            o.out = self._ibm.TableOut(
+                [c.type.kind for c in cols], [c.type.precision for c in cols],
+                [c.type.scale for c in cols], [c.nullable for c in cols],
+                [c.type.is_char for c in cols], [c.type.is_lob for c in cols], self.images,
+                f.asc, f.u8, f.u8len, f.encoding == "utf-8", f.dc, f.hasc, f.hu8, f.hu8len,
+                (f.options["hex_encoding"] or "utf-8") == "utf-8",
+                f.options["hex_encoding"] is not None)
+        return o.out
+
+    # -- the loop --------------------------------------------------------------------------
+    def run(self):
+        sc, want = self.sc, self.want
+        if want.requested is not None and want.table is not None:
+            t = self.fmt.catalog.get(want.requested) if self.fmt.catalog else None
+            if t is not None:       # the requested table exists even if the input lacks it
+                self._output(want.requested, t, t.name)
+        done = False
+        while not done:
+            room = self.batch_rows - max([o.out.length for o in self.outputs.values()
+                                          if o.out is not None] or [0])
+            pos0 = sc.pos
+            st = sc.scan(max(1, min(CHUNK_RECORDS, room)), CHUNK_BYTES)
+            if st == 2:
+                self._register(sc)
+                continue
+            done = st == 0
+            yield from self._convert_chunk(sc.pos - pos0, done)
+            sc.reset()
+        self.stats["tombstones"] += sc.tombstones
+
+    def _convert_chunk(self, nbytes, done):
+        sc, want = self.sc, self.want
+        self.stats["records"] += sc.nrec
+        if self.nocat and sc.nrec:
+            tabs = sc.chunk_tables()
+            self.stats["unknown_tables"] += int(np.isin(tabs, list(self.nocat)).sum())
+        ckey = want.corrupt_key
+        if (ckey is not None or want.table is ALL) and ckey not in self.outputs \
+                and sc.corrupt_count():
+            t = self.fmt.catalog.get(ckey) if self.fmt.catalog and ckey else None
+            self._output(ckey, t, t.name if t else ckey)
+        firsts = []
+        for o in list(self.outputs.values()):
+            out = self._builder(o)
+            row0 = out.length
+            k = out.convert(sc, self.slots, o.slot, o.key == ckey)
+            o.input_bytes += nbytes
+            if k and self.mode == "FAILFAST":
+                rows = out.error_rows(row0)
+                if rows:
+                    info = out.error_info(rows[0])
+                    firsts.append(((info[5], info[6]), o, rows[0]))
+        if firsts:
+            _, o, row = min(firsts, key=lambda x: x[0])
+            raise self._error(o, row)
+        for o in self.outputs.values():
+            if o.out is not None and (done or o.out.length >= self.batch_rows
+                                      or o.input_bytes >= FLUSH_BYTES) \
+                    and (o.out.length or (done and o.key is not None
+                                          and o.key == want.requested)):
+                yield o.key, self._finish(o)
+
+    # -- batches -----------------------------------------------------------------------------
+    def _error(self, o: _Output, row) -> DecodeError:
+        field, code, pos, a, b, msg, start, end = o.out.error_info(row)
+        part = self.part
+        mstart = int(part.offsets[msg])
+        data = memoryview(part.data)
+        kw = {}
+        if code in (E_TOO_FEW, E_COUNT, E_ODD):
+            kw["nfields"] = a
+            if code == E_COUNT:
+                ident, table, shown = self.tables[b]
+                kw["table"] = ident
+                kw["ncols"] = self.sc.ncols(b)
+        else:
+            kw["raw"] = bytes(data[a:b])
+        fname, reason = self.fmt.describe(code, field, o.columns, **kw)
+        return DecodeError(reason, part.base + msg, pos - mstart, fname)
+
+    def _finish(self, o: _Output) -> pa.RecordBatch:
+        out, fmt = o.out, self.fmt
+        n = out.length
+        kinds = out.row_kinds().copy()
+        err_rows = out.error_rows(0)
+        errs = [self._error(o, r) for r in err_rows]
+        first = errs[0] if errs else None
+        texts = [str(e) for e in errs]
+        bad = np.nonzero(kinds)[0].tolist()
+        data = memoryview(self.part.data)
+        raws = []
+        for r in bad:
+            _, _, _, _, _, _, start, end = out.error_info(r)
+            raws.append(bytes(data[start:end]))
+        tz = fmt.options["source_tz"]
+        local = pa.timestamp("us")
+        commit_ts = _tz.local_to_utc(out.commit_ts.finish(local), tz)
+        commit_pos = out.commit_pos.finish(pa.binary())
+        s = SOURCE
+        source = pa.StructArray.from_arrays(
+            [out.s_type.finish(pa.int32()), out.s_ident.finish(pa.string()),
+             _tz.local_to_utc(out.s_put.finish(local), tz), out.s_plan.finish(pa.string()),
+             out.s_seg.finish(pa.int32()), out.s_invcol.finish(pa.int32()),
+             out.s_invimg.finish(pa.string()), out.s_invmode.finish(pa.string())],
+            fields=list(s), mask=pa.array(kinds == 1) if len(bad) else None)
+        arrays = [out.op.finish(pa.string()), out.source_op.finish(pa.string()),
+                  out.schema.finish(pa.string()), out.table.finish(pa.string()),
+                  out.txid.finish(pa.string()), commit_ts, commit_ts, commit_pos, commit_pos,
+                  out.seq.finish(pa.int64())]
+        cols = o.columns
+        if self.images:
+            image_t = envelope.columns_struct([(c.name, c.type.arrow_type) for c in cols])
+            flags_t = envelope.flags_struct([(c.name, None) for c in cols])
+            for vals, valid, t in ((out.before, out.before_v, image_t),
+                                   (out.after, out.after_v, image_t),
+                                   (out.changed, out.changed_v, flags_t),
+                                   (out.present, out.present_v, flags_t)):
+                children = [v.finish(f.type) for v, f in zip(vals, t)]
+                arrays.append(pa.Array.from_buffers(t, n, [valid.take_validity()],
+                                                    children=children))
+            schema = envelope.schema([(c.name, c.type.arrow_type) for c in cols], SOURCE)
+        else:
+            schema = envelope.headers_schema(SOURCE)
+        arrays.append(source)
+        arrays.append(errors_column(n, err_rows, texts))
+        arrays.append(binary_column(n, bad, raws))
+        for c in (out.e_field, out.e_code, out.e_pos, out.e_a, out.e_b, out.r_msg,
+                  out.r_start, out.r_end, out.r_kind):
+            c.finish(pa.uint8() if c is out.r_kind else pa.int64() if c.width == 8
+                     else pa.int32())
+        batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
+        o.input_bytes = 0
+        return apply_mode(batch, self.mode, self.stats, first)
+

@@ -1,0 +1,92 @@
+"""Every accepted `source` (SPEC §1) as parts a kernel can scan without copying: one contiguous
+buffer, the messages' start offsets into it, and which messages are tombstones."""
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+
+@dataclass
+class Part:
+    data: object            # anything with the buffer protocol: bytes, pyarrow.Buffer, mmap
+    offsets: np.ndarray     # int64, n + 1 message boundaries into data
+    valid: np.ndarray | None  # uint8 per message (0: tombstone), or None when all are present
+    base: int = 0           # message index of the part's first message
+
+    @property
+    def count(self) -> int:
+        return len(self.offsets) - 1
+
+    def message(self, i: int) -> bytes:
+        """Message i of this part (0-based within the part), as bytes (error paths only)."""
+        return bytes(memoryview(self.data)[self.offsets[i]:self.offsets[i + 1]])
+
+
+_EMPTY = np.zeros(1, dtype=np.int64)
+
+
+def _stream(buf) -> Part:
+    n = len(memoryview(buf).cast("B")) if not isinstance(buf, (bytes, pa.Buffer)) else len(buf)
+    return Part(buf, np.array([0, n], dtype=np.int64), None, 0)
+
+
+def map_file(path) -> object:
+    """A read-only memory map of a file (an empty file gives b"")."""
+    with open(os.fspath(path), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return b""
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _array_part(arr: pa.Array, base: int) -> Part:
+    t = arr.type
+    if pa.types.is_binary(t) or pa.types.is_string(t):
+        odt = np.int32
+    elif pa.types.is_large_binary(t) or pa.types.is_large_string(t):
+        odt = np.int64
+    else:
+        raise TypeError(f"a message array must be binary or string, not {t}")
+    n = len(arr)
+    bufs = arr.buffers()
+    if n == 0:
+        return Part(b"", _EMPTY, None, base)
+    offsets = np.frombuffer(bufs[1], dtype=odt)[arr.offset:arr.offset + n + 1].astype(np.int64)
+    data = bufs[2] if bufs[2] is not None else b""
+    valid = None
+    if arr.null_count:
+        valid = np.asarray(arr.is_valid()).astype(np.uint8)
+    return Part(data, offsets, valid, base)
+
+
+def parts(source):
+    """Yield the Parts of a source; a stream source (bytes, path) is one message."""
+    if isinstance(source, (bytes, bytearray)):
+        yield _stream(bytes(source) if isinstance(source, bytearray) else source)
+    elif isinstance(source, memoryview):
+        yield _stream(source.cast("B") if source.format != "B" else source)
+    elif isinstance(source, pa.Buffer):
+        yield _stream(source)
+    elif isinstance(source, (str, os.PathLike)):
+        yield _stream(map_file(source))
+    elif isinstance(source, pa.ChunkedArray):
+        base = 0
+        for chunk in source.chunks:
+            yield _array_part(chunk, base)
+            base += len(chunk)
+    elif isinstance(source, pa.Array):
+        yield _array_part(source, 0)
+    elif isinstance(source, (list, tuple)):
+        if not all(m is None or isinstance(m, (bytes, bytearray, memoryview, str))
+                   for m in source):
+            raise TypeError("a list source holds bytes or str messages (None for tombstones)")
+        # pyarrow packs the messages into one buffer in C++ (str as UTF-8)
+        yield _array_part(pa.array([bytes(m) if isinstance(m, (bytearray, memoryview)) else m
+                                    for m in source], type=pa.binary()), 0)
+    else:
+        raise TypeError(f"unsupported source type {type(source).__name__}: use bytes, a path, "
+                        "a pyarrow binary/string array or a list of messages")
