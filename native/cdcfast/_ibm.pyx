@@ -15,6 +15,7 @@ from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t, u
 from libc.string cimport memchr, memcpy, memcmp, memset
 from libc.stdlib cimport malloc, realloc, free
 from cpython.bytes cimport PyBytes_FromStringAndSize
+cimport cython
 
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_null,
                              bits_set, bits_get, var_commit)
@@ -85,6 +86,7 @@ cdef inline void* _grow(void* p, int64_t n) except NULL:
     return q
 
 
+@cython.final
 cdef class Scanner:
     """Stage 1: records and fields of one input part (a buffer + message offsets)."""
     cdef object keep
@@ -248,8 +250,9 @@ cdef class Scanner:
         self.nrec = 0
         self.nfld = 0
 
-    cdef inline const uint8_t* content(self, int64_t fi, int64_t* n) except? NULL:
-        """The unescaped content of field fi (a pointer into the input, or into scratch)."""
+    cdef inline const uint8_t* content(self, int64_t fi, int64_t* n) noexcept:
+        """The unescaped content of field fi (a pointer into the input, or into scratch,
+        which the scan sized for every escaped field)."""
         cdef int64_t s = self.f_s[fi], e = self.f_e[fi]
         cdef uint8_t fl = self.f_fl[fi]
         cdef uint8_t* out
@@ -260,7 +263,7 @@ cdef class Scanner:
         if not (fl & F_ESCAPED):
             n[0] = e - s
             return self.data + s
-        out = self._scratch(e - s)
+        out = self.scratch
         o = 0
         i = s
         while i < e:
@@ -369,6 +372,8 @@ cdef class Scanner:
                         errfld = nf
                         break
                     p = q + 1
+                    if fl & F_ESCAPED:
+                        self._scratch(p - fs)     # room to unescape it later
                     if p < end and d[p] != self.cd and d[p] != self.rd:
                         err = E_AFTER_CLOSE
                         errpos = p
@@ -462,6 +467,7 @@ cdef class Scanner:
         return self.moff[m]
 
 
+@cython.final
 cdef class TableOut:
     """Stage 2: the Arrow columns of one output table, appended chunk by chunk."""
     cdef readonly int64_t ncols
@@ -652,6 +658,7 @@ cdef class TableOut:
         """Append the chunk's records whose table id maps to `slot` in `slots` (and, with
         `with_corrupt`, the records that could not be attributed) as rows, in input order.
         Returns the number of rows appended."""
+        cdef Column c
         cdef int64_t i, k = 0, row0, rix, t
         cdef int64_t nslots = slots.shape[0]
         self._ensure_rows(sc.nrec)
@@ -666,14 +673,17 @@ cdef class TableOut:
         self._reserve(sc, k)
         for i in range(k):
             self._header_row(sc, self.rowrec[i], row0 + i, i)
+        for c in (self.e_field, self.e_code, self.e_pos, self.e_a, self.e_b):
+            c.length += k
         if self.images:
             self._images(sc, k, row0)
         return k
 
     cdef int _reserve(self, Scanner sc, int64_t k) except -1:
         cdef Column c
-        cdef int64_t i, j, rix, tot = 0, f0, n = self.ncols, nb, fi
-        cdef int64_t expand = 1 if self.utf8 else 3
+        cdef int64_t i, j, rix, tot = 0, f0, n = self.ncols, nb, fi, img
+        # UTF-8 out of a single-byte code page: at most 3 bytes a byte (cp1140's €)
+        cdef int64_t expand = 1 if self.utf8 and not (self.hex_decode and not self.hex_utf8) else 3
         for c in self._all_header():
             c.reserve(k)
         cdef int64_t hl[12]
@@ -717,7 +727,7 @@ cdef class TableOut:
                     c.reserve_data(nb * expand + 16)
         return 0
 
-    cdef void _header_row(self, Scanner sc, int64_t rix, int64_t row, int64_t i) except *:
+    cdef int _header_row(self, Scanner sc, int64_t rix, int64_t row, int64_t i) except -1:
         cdef int64_t f0 = sc.r_f0[rix], n, v, days, clock, fi
         cdef const uint8_t* p
         cdef const uint8_t* a = self.asc
@@ -736,8 +746,6 @@ cdef class TableOut:
         self.r_end.length += 1
         (<uint8_t*>self.r_kind.data)[row] = <uint8_t>kind
         self.r_kind.length += 1
-        for c in (self.e_field, self.e_code, self.e_pos, self.e_a, self.e_b):
-            c.length += 1
         self.rowop[i] = 0
         self.rowmode[i] = 0
         if sc.r_err[rix]:
@@ -745,11 +753,12 @@ cdef class TableOut:
             self._err(row, sc.r_errfld[rix], sc.r_err[rix], sc.r_errpos[rix],
                       sc.r_nf[rix], sc.r_tab[rix])
         if kind == 1:
-            for c in (self.op, self.source_op, self.schema, self.table, self.txid,
-                      self.commit_ts, self.commit_pos, self.s_type, self.s_ident, self.s_put,
-                      self.s_plan, self.s_seg, self.s_invcol, self.s_invimg, self.s_invmode):
-                col_null(c)
-            return
+            col_null(self.op); col_null(self.source_op); col_null(self.schema)
+            col_null(self.table); col_null(self.txid); col_null(self.commit_ts)
+            col_null(self.commit_pos); col_null(self.s_type); col_null(self.s_ident)
+            col_null(self.s_put); col_null(self.s_plan); col_null(self.s_seg)
+            col_null(self.s_invcol); col_null(self.s_invimg); col_null(self.s_invmode)
+            return 0
         # 1 type
         p = sc.content(f0, &n)
         if _null(sc, f0):
@@ -843,6 +852,8 @@ cdef class TableOut:
             self._err(row, 11, E_VALUE, sc.f_s[f0 + 11], sc.f_s[f0 + 11], sc.f_e[f0 + 11])
         if kind == 2:
             self.rowop[i] = 0           # a field-count mismatch has no images
+        return 0
+
 
     cdef int _invalid(self, const uint8_t* p, int64_t n, int64_t row, int64_t i) noexcept:
         """The tail of ``IBM-INVALID-COLUMN-`` : 1–4 digits, optional '-', A|B, '-', HEX|NULL.
@@ -909,198 +920,242 @@ cdef class TableOut:
         col_valid(self.s_put, row)
         self.s_put.length += 1
 
-    cdef void _images(self, Scanner sc, int64_t k, int64_t row0) except *:
-        cdef int64_t n = self.ncols, i, j, img, rix, fi, row, f0, cnt
-        cdef uint8_t op, mode
-        cdef Column c, cb, ca, cch, cpr
-        cdef bint has, isnull, ok, same
-        cdef int64_t ebase
-        # struct validity: before for u/d, after for c/u; changed/present for any known op
-        for i in range(k):
-            op = self.rowop[i]
-            row = row0 + i
-            if op == 2 or op == 3:
-                col_valid(self.before_v, row)
-            if op == 1 or op == 2:
-                col_valid(self.after_v, row)
-            if op != 0:
-                col_valid(self.changed_v, row)
-                col_valid(self.present_v, row)
-        for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
-            c.length += k
-        for j in range(n):
-            for img in range(2):
-                c = <Column>(self.before[j] if img == 0 else self.after[j])
-                for i in range(k):
-                    rix = self.rowrec[i]
-                    op = self.rowop[i]
-                    row = row0 + i
-                    has = (img == 0 and (op == 2 or op == 3)) or (img == 1 and (op == 1 or op == 2))
-                    if not has:
-                        col_null(c)
-                        if op == 1 and img == 0 or op == 3 and img == 1:
-                            fi = sc.r_f0[rix] + 12 + img * n + j
-                            if not _null(sc, fi):
-                                self._err(row, <int32_t>(12 + img * n + j),
-                                          E_INSERT_BEFORE if op == 1 else E_DELETE_AFTER,
-                                          sc.f_s[fi], sc.f_s[fi], sc.f_e[fi])
-                        continue
-                    fi = sc.r_f0[rix] + 12 + img * n + j
-                    self._value(sc, c, j, fi, row, <int32_t>(12 + img * n + j),
-                                self.rowmode[i])
-            # changed / present for column j
-            cb = <Column>self.before[j]
-            ca = <Column>self.after[j]
-            cch = <Column>self.changed[j]
-            cpr = <Column>self.present[j]
+    cdef int _images(self, Scanner sc, int64_t k, int64_t row0) except -1:
+        cdef int64_t n = self.ncols, i, j, row
+        cdef uint8_t op
+        cdef Column c
+        cdef int64_t* todo = <int64_t*>_grow(NULL, 2 * k * 8)
+        try:
+            # struct validity: before for u/d, after for c/u; changed/present for known ops
             for i in range(k):
                 op = self.rowop[i]
                 row = row0 + i
-                if op == 0:
-                    continue
-                col_valid(cch, row)
-                col_valid(cpr, row)
-                if op == 1:
-                    bits_set(cch.data, row)
-                elif op == 2:
-                    if not _same(cb, ca, row, self.kind[j]):
-                        bits_set(cch.data, row)
-                mode = self.rowmode[i]
-                c = cb if op == 3 else ca
-                if mode != 0 and (self.is_lob[j] or (mode == 2 and self.is_char[j])) \
-                        and not bits_get(c.valid, row):
-                    pass                            # "not sent": present stays false
-                else:
-                    bits_set(cpr.data, row)
-            cch.length += k
-            cpr.length += k
+                if op == 2 or op == 3:
+                    col_valid(self.before_v, row)
+                if op == 1 or op == 2:
+                    col_valid(self.after_v, row)
+                if op != 0:
+                    col_valid(self.changed_v, row)
+                    col_valid(self.present_v, row)
+            for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
+                c.length += k
+            for j in range(n):
+                self._column(sc, <Column>self.before[j], k, row0, j, 0, todo)
+                self._column(sc, <Column>self.after[j], k, row0, j, 1, todo)
+                self._flags(k, row0, j)
+        finally:
+            free(todo)
+        return 0
 
-    cdef void _value(self, Scanner sc, Column c, int64_t j, int64_t fi, int64_t row,
-                     int32_t field, uint8_t mode) except *:
-        """Convert field fi into column c as column j's type."""
-        cdef int64_t kind = self.kind[j], n, v, w
-        cdef const uint8_t* p
+    cdef int _column(self, Scanner sc, Column c, int64_t k, int64_t row0, int64_t j,
+                     int64_t img, int64_t* todo) except -1:
+        """Column j of one image for the chunk's k rows: first which rows carry a value
+        (nulls, absent images and their checks), then one tight loop for the column's kind.
+        Pointers live in locals: stores through byte pointers would otherwise force the
+        compiler to reload every field of every object after each byte written."""
+        cdef const int64_t* fs = sc.f_s
+        cdef const int64_t* fe = sc.f_e
+        cdef const uint8_t* ffl = sc.f_fl
+        cdef const int64_t* rf0 = sc.r_f0
+        cdef const int64_t* rowrec = self.rowrec
+        cdef const uint8_t* rowop = self.rowop
+        cdef const uint8_t* rowmode = self.rowmode
+        cdef const uint8_t* d = sc.data
         cdef const uint8_t* a = self.asc
+        cdef uint8_t dc = self.dc
+        cdef int64_t off = 12 + img * self.ncols + j
+        cdef int32_t field = <int32_t>off
+        cdef int64_t kind = self.kind[j]
+        cdef bint nullable = self.nullable[j], lob = self.is_lob[j], chr_ = self.is_char[j]
+        cdef int64_t i, fi, row, s, e, n, v, w
+        cdef uint8_t op, mode, fl
+        cdef bint has, ok
+        cdef const uint8_t* p
+        cdef uint8_t* valid = c.valid
+        cdef uint8_t* data = c.data
+        cdef int32_t* offs = c.offs
+        cdef int64_t dlen = c.dlen
+        cdef int64_t nval = 0
         cdef cdc_i128 dv
         cdef double dbl
         cdef float flt
-        cdef bint ok = 1
-        cdef int64_t before = c.dlen
-        cdef uint8_t* out
-        cdef uint8_t b
-        if _null(sc, fi):
-            col_null(c)
-            if not self.nullable[j] and not (mode != 0 and (self.is_lob[j]
-                                                            or (mode == 2 and self.is_char[j]))):
-                self._err(row, field, E_NOT_NULL, sc.f_s[fi], sc.f_s[fi], sc.f_e[fi])
-            return
-        p = sc.content(fi, &n)
-        if kind == K_STRING:
-            if mode == 1 and self.is_char[j] and self.hex_decode:
-                out = sc._scratch(n)
-                # unhex may run in place: it writes behind what it reads
-                w = unhex(p, n, a, out)
-                if w < 0:
-                    col_null(c)
-                    self._err(row, field, E_HEX, sc.f_s[fi], sc.f_s[fi], sc.f_e[fi])
-                    return
-                if self.hex_utf8:
-                    if not utf8_valid(out, w):
-                        ok = 0
-                    else:
-                        memcpy(c.data + c.dlen, out, w)
-                        c.dlen += w
-                else:
-                    c.reserve_data(3 * w)
-                    w = to_utf8(out, w, self.hu8, self.hu8len, c.data + c.dlen)
-                    if w < 0:
-                        ok = 0
-                    else:
-                        c.dlen += w
-            elif self.utf8:
-                if not utf8_valid(p, n):
-                    ok = 0
-                else:
-                    memcpy(c.data + c.dlen, p, n)
-                    c.dlen += n
+        # -- which rows carry a value (branch-free: ops come in random order, so a branch
+        #    on them would be mispredicted nearly every other row) --------------------------
+        cdef int64_t nprob = 0
+        cdef int64_t* prob = todo + k
+        cdef bint isnull, carries
+        for i in range(k):
+            op = rowop[i]
+            fi = rf0[rowrec[i]] + off
+            carries = (op == 2) | ((op == 3) & (img == 0)) | ((op == 1) & (img == 1))
+            isnull = (ffl[fi] == 0) & (fs[fi] == fe[fi])
+            todo[nval] = i
+            nval += carries & (not isnull)
+            # worth a second look: a value where the image is absent, or a null value
+            prob[nprob] = i
+            nprob += (op != 0) & ((carries & isnull & (not nullable)) | ((not carries) & (not isnull)))
+        for w in range(nprob):
+            i = prob[w]
+            op = rowop[i]
+            fi = rf0[rowrec[i]] + off
+            if not ((op == 2) | ((op == 3) & (img == 0)) | ((op == 1) & (img == 1))):
+                self._err(row0 + i, field, E_INSERT_BEFORE if op == 1 else E_DELETE_AFTER,
+                          fs[fi], fs[fi], fe[fi])
             else:
-                w = to_utf8(p, n, self.u8, self.u8len, c.data + c.dlen)
-                if w < 0:
-                    ok = 0
+                mode = rowmode[i]
+                if not (mode != 0 and (lob or (mode == 2 and chr_))):
+                    self._err(row0 + i, field, E_NOT_NULL, fs[fi], fs[fi], fe[fi])
+        # -- convert them -----------------------------------------------------------------
+        cdef int64_t nxt = row0
+        if c.layout == VAR:
+            for w in range(nval):
+                i = todo[w]
+                row = row0 + i
+                while nxt < row:                    # the null rows before this one
+                    offs[nxt + 1] = <int32_t>dlen
+                    nxt += 1
+                fi = rf0[rowrec[i]] + off
+                p = sc.content(fi, &n)
+                if kind == K_STRING:
+                    if rowmode[i] == 1 and chr_ and self.hex_decode:
+                        v = self._hex_text(sc, p, n, data + dlen)
+                    elif self.utf8:
+                        v = n if utf8_valid(p, n) else -1
+                        if v >= 0:
+                            memcpy(data + dlen, p, n)
+                    else:
+                        v = to_utf8(p, n, self.u8, self.u8len, data + dlen)
+                elif kind == K_BINARY:
+                    v = unhex(p, n, a, data + dlen)
                 else:
-                    c.dlen += w
-            if ok:
-                var_commit(c)
-        elif kind == K_INT32:
-            ok = parse_int(p, n, a, INT32_MIN, INT32_MAX, &v)
-            if ok:
-                (<int32_t*>c.data)[row] = <int32_t>v
-        elif kind == K_INT64:
-            ok = parse_int(p, n, a, I64_MIN, I64_MAX, &v)
-            if ok:
-                (<int64_t*>c.data)[row] = v
-        elif kind == K_INT16:
-            ok = parse_int(p, n, a, INT16_MIN, INT16_MAX, &v)
-            if ok:
-                (<int16_t*>c.data)[row] = <int16_t>v
-        elif kind == K_INT8:
-            ok = parse_int(p, n, a, INT8_MIN, INT8_MAX, &v)
-            if ok:
-                (<int8_t*>c.data)[row] = <int8_t>v
-        elif kind == K_DECIMAL:
-            ok = parse_decimal(p, n, a, self.dc, <int>self.prec[j], <int>self.scale[j], &dv)
-            if ok:
-                memcpy(c.data + 16 * row, &dv, 16)
-        elif kind == K_DATE32:
-            ok = n == 10 and parse_date10(p, n, a, &v)
-            if ok:
-                (<int32_t*>c.data)[row] = <int32_t>v
-        elif kind == K_TIMESTAMP or kind == K_TIMESTAMP_TZ:
-            ok = parse_timestamp(p, n, a, kind == K_TIMESTAMP_TZ, &v)
-            if ok:
-                (<int64_t*>c.data)[row] = v
-        elif kind == K_TIME64:
-            ok = parse_time(p, n, a, &v)
-            if ok:
-                (<int64_t*>c.data)[row] = v
-        elif kind == K_FLOAT64:
-            ok = parse_float(p, n, a, self.dc, &dbl) and dbl - dbl == 0   # finite
-            if ok:
-                (<double*>c.data)[row] = dbl
-        elif kind == K_FLOAT32:
-            ok = parse_float(p, n, a, self.dc, &dbl) and dbl - dbl == 0
-            if ok:
+                    v = n if _dectext(p, n, a, dc, data + dlen) else -1
+                if v >= 0:
+                    dlen += v
+                    valid[row >> 3] |= <uint8_t>(1 << (row & 7))
+                else:
+                    self._err(row, field, E_HEX if v == -2 else E_VALUE,
+                              fs[fi], fs[fi], fe[fi])
+                offs[row + 1] = <int32_t>dlen
+                nxt = row + 1
+            while nxt < row0 + k:
+                offs[nxt + 1] = <int32_t>dlen
+                nxt += 1
+            c.dlen = dlen
+            c.length = row0 + k
+            return 0
+        for w in range(nval):
+            i = todo[w]
+            row = row0 + i
+            fi = rf0[rowrec[i]] + off
+            s = fs[fi]
+            e = fe[fi]
+            fl = ffl[fi]
+            if fl == 0:
+                p = d + s
+                n = e - s
+            else:
+                p = sc.content(fi, &n)
+            if kind == K_INT32:
+                ok = parse_int(p, n, a, INT32_MIN, INT32_MAX, &v)
+                (<int32_t*>data)[row] = <int32_t>v
+            elif kind == K_INT64:
+                ok = parse_int(p, n, a, I64_MIN, I64_MAX, &v)
+                (<int64_t*>data)[row] = v
+            elif kind == K_INT16:
+                ok = parse_int(p, n, a, INT16_MIN, INT16_MAX, &v)
+                (<int16_t*>data)[row] = <int16_t>v
+            elif kind == K_INT8:
+                ok = parse_int(p, n, a, INT8_MIN, INT8_MAX, &v)
+                (<int8_t*>data)[row] = <int8_t>v
+            elif kind == K_DECIMAL:
+                ok = parse_decimal(p, n, a, dc, <int>self.prec[j], <int>self.scale[j], &dv)
+                memcpy(data + 16 * row, &dv, 16)
+            elif kind == K_DATE32:
+                ok = n == 10 and parse_date10(p, n, a, &v)
+                (<int32_t*>data)[row] = <int32_t>v
+            elif kind == K_TIMESTAMP or kind == K_TIMESTAMP_TZ:
+                ok = parse_timestamp(p, n, a, kind == K_TIMESTAMP_TZ, &v)
+                (<int64_t*>data)[row] = v
+            elif kind == K_TIME64:
+                ok = parse_time(p, n, a, &v)
+                (<int64_t*>data)[row] = v
+            elif kind == K_FLOAT64:
+                ok = parse_float(p, n, a, dc, &dbl) and dbl - dbl == 0      # finite
+                (<double*>data)[row] = dbl
+            elif kind == K_FLOAT32:
+                ok = parse_float(p, n, a, dc, &dbl) and dbl - dbl == 0
                 flt = <float>dbl
-                ok = flt - flt == 0             # finite after rounding to float32
-                (<float*>c.data)[row] = flt
-        elif kind == K_BINARY:
-            w = unhex(p, n, a, c.data + c.dlen)
-            ok = w >= 0
-            if ok:
-                c.dlen += w
-                var_commit(c)
-        elif kind == K_BOOL:
-            if n == 1 and (a[p[0]] == 49 or a[p[0]] == 48):
-                if a[p[0]] == 49:
-                    bits_set(c.data, row)
-            elif n == 4 and _ascii_ieq(p, a, b"true", 4):
-                bits_set(c.data, row)
-            elif not (n == 5 and _ascii_ieq(p, a, b"false", 5)):
+                ok = ok and flt - flt == 0                                   # fits float32
+                (<float*>data)[row] = flt
+            elif kind == K_BOOL:
+                ok = 1
+                if n == 1 and (a[p[0]] == 49 or a[p[0]] == 48):
+                    if a[p[0]] == 49:
+                        data[row >> 3] |= <uint8_t>(1 << (row & 7))
+                elif n == 4 and _ascii_ieq(p, a, b"true", 4):
+                    data[row >> 3] |= <uint8_t>(1 << (row & 7))
+                elif not (n == 5 and _ascii_ieq(p, a, b"false", 5)):
+                    ok = 0
+            else:
                 ok = 0
-        elif kind == K_DECTEXT:
-            ok = _dectext(p, n, a, self.dc, c.data + c.dlen)
             if ok:
-                c.dlen += n
-                var_commit(c)
-        else:
-            ok = 0
-        if not ok:
-            c.dlen = before
-            col_null(c)
-            self._err(row, field, E_VALUE, sc.f_s[fi], sc.f_s[fi], sc.f_e[fi])
-        elif c.layout != VAR:
-            col_valid(c, row)
-            c.length += 1
+                valid[row >> 3] |= <uint8_t>(1 << (row & 7))
+            else:
+                self._err(row, field, E_VALUE, s, s, e)
+        c.length = row0 + k
+        return 0
+
+    cdef int64_t _hex_text(self, Scanner sc, const uint8_t* p, int64_t n,
+                           uint8_t* out) except -3:
+        """A HEX row's character value decoded with hex_encoding: -2 bad hex, -1 bad text."""
+        cdef uint8_t* tmp = sc._scratch(n)
+        cdef int64_t w = unhex(p, n, self.asc, tmp)     # may run in place: it writes behind
+        if w < 0:
+            return -2
+        if self.hex_utf8:
+            if not utf8_valid(tmp, w):
+                return -1
+            memcpy(out, tmp, w)
+            return w
+        return to_utf8(tmp, w, self.hu8, self.hu8len, out)
+
+    cdef int _flags(self, int64_t k, int64_t row0, int64_t j) except -1:
+        """changed / present of column j (SPEC §3, docs/ibm-delimited.md)."""
+        cdef Column cb = <Column>self.before[j]
+        cdef Column ca = <Column>self.after[j]
+        cdef Column cch = <Column>self.changed[j]
+        cdef Column cpr = <Column>self.present[j]
+        cdef uint8_t* chv = cch.valid
+        cdef uint8_t* chd = cch.data
+        cdef uint8_t* prv = cpr.valid
+        cdef uint8_t* prd = cpr.data
+        cdef bint notsent = self.is_lob[j] or self.is_char[j]
+        cdef bint lob = self.is_lob[j]
+        cdef int64_t i, row, kind = self.kind[j]
+        cdef uint8_t op, mode, bit
+        cdef const uint8_t* rowop = self.rowop
+        cdef const uint8_t* rowmode = self.rowmode
+        cdef const uint8_t* bv = cb.valid
+        cdef const uint8_t* av = ca.valid
+        cdef bint known, changed, sent
+        for i in range(k):
+            op = rowop[i]
+            row = row0 + i
+            known = op != 0
+            bit = <uint8_t>(known << (row & 7))
+            chv[row >> 3] |= bit
+            prv[row >> 3] |= bit
+            changed = (op == 1) | ((op == 2) & (not _same(cb, ca, row, kind)))
+            chd[row >> 3] |= <uint8_t>((known & changed) << (row & 7))
+            # "not sent" (IBM-INVALID-COLUMN rows): a null LOB, or a null character column
+            # in a NULL row, is absent rather than null; present stays false
+            mode = rowmode[i]
+            sent = not ((mode != 0) & notsent & (lob | (mode == 2))
+                        & (not bits_get(bv if op == 3 else av, row)))
+            prd[row >> 3] |= <uint8_t>((known & sent) << (row & 7))
+        cch.length = row0 + k
+        cpr.length = row0 + k
+        return 0
 
 
 cdef inline bint _null(Scanner sc, int64_t fi) noexcept:

@@ -36,7 +36,7 @@ SOURCE = pa.struct([
     pa.field("invalid_image", pa.string()), pa.field("invalid_mode", pa.string()),
 ])
 
-CHUNK_RECORDS = 2048            # records tokenized per chunk: the index stays in cache
+CHUNK_RECORDS = 512            # records tokenized per chunk: the index stays in cache
 CHUNK_BYTES = 16 << 20
 FLUSH_BYTES = 256 << 20         # input bytes per batch at most: keeps string columns < 2 GiB
 
