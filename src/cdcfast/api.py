@@ -87,11 +87,11 @@ class Decoder:
                 return got.get(None) or self._fmt.schema(None).empty_table()
         want = Want(self.catalog, table)
         got = self._collect(source, want, True)
+        t = self.catalog.get(table) if self.catalog is not None else None
+        if t is None and not want.matched:
+            raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
         if want.requested in got:
             return got[want.requested]
-        t = self.catalog.get(table) if self.catalog is not None else None
-        if t is None:
-            raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
         return self._fmt.schema(t).empty_table()
 
     def decode_tables(self, source) -> dict:
@@ -105,10 +105,11 @@ class Decoder:
         want = Want(self.catalog, table, headers=True)
         got = self._collect(source, want, False)
         key = HEADERS if table is None else want.requested
+        if table is not None and not want.matched \
+                and (self.catalog is None or self.catalog.get(table) is None):
+            raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
         if key in got:
             return got[key]
-        if table is not None and (self.catalog is None or self.catalog.get(table) is None):
-            raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
         return self.headers_schema().empty_table()
 
     def read_batches(self, source, table: str | None = None, batch_size: int = 65536):
@@ -123,13 +124,11 @@ class Decoder:
         want = Want(self.catalog, table)
         stats = new_stats()
         self.last_stats = stats
-        any_rows = False
         for key, batch in self._fmt.batches(parts(source), want, True, batch_size, self.mode,
                                             stats, self._native):
             if key == want.requested and batch.num_rows:
-                any_rows = True
                 yield batch
-        if not any_rows and (self.catalog is None or self.catalog.get(table) is None):
+        if not want.matched and (self.catalog is None or self.catalog.get(table) is None):
             raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
 
 

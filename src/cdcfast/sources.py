@@ -29,9 +29,17 @@ class Part:
 _EMPTY = np.zeros(1, dtype=np.int64)
 
 
+def _bytes_view(buf):
+    """A flat unsigned-byte view (pyarrow buffers export signed chars)."""
+    if isinstance(buf, bytes):
+        return buf
+    m = memoryview(buf)
+    return m if m.format == "B" and m.ndim == 1 else m.cast("B")
+
+
 def _stream(buf) -> Part:
-    n = len(memoryview(buf).cast("B")) if not isinstance(buf, (bytes, pa.Buffer)) else len(buf)
-    return Part(buf, np.array([0, n], dtype=np.int64), None, 0)
+    buf = _bytes_view(buf)
+    return Part(buf, np.array([0, len(buf)], dtype=np.int64), None, 0)
 
 
 def map_file(path) -> object:
@@ -56,7 +64,7 @@ def _array_part(arr: pa.Array, base: int) -> Part:
     if n == 0:
         return Part(b"", _EMPTY, None, base)
     offsets = np.frombuffer(bufs[1], dtype=odt)[arr.offset:arr.offset + n + 1].astype(np.int64)
-    data = bufs[2] if bufs[2] is not None else b""
+    data = _bytes_view(bufs[2]) if bufs[2] is not None else b""
     valid = None
     if arr.null_count:
         valid = np.asarray(arr.is_valid()).astype(np.uint8)
@@ -68,7 +76,7 @@ def parts(source):
     if isinstance(source, (bytes, bytearray)):
         yield _stream(bytes(source) if isinstance(source, bytearray) else source)
     elif isinstance(source, memoryview):
-        yield _stream(source.cast("B") if source.format != "B" else source)
+        yield _stream(source)
     elif isinstance(source, pa.Buffer):
         yield _stream(source)
     elif isinstance(source, (str, os.PathLike)):

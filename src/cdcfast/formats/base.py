@@ -49,6 +49,7 @@ class Want:
         self.table = table
         self.headers = headers
         self.requested = None
+        self.matched = False      # a record of the requested table was met
         if table is not None and table is not ALL:
             t = catalog.get(table) if catalog else None
             self.requested = t.name if t else table
@@ -62,6 +63,7 @@ class Want:
         if self.table is None:
             return (HEADERS if self.headers else key), t
         if key == self.requested or (t is None and key.upper() == self.table.upper()):
+            self.matched = True
             return self.requested, t
         return None, t
 

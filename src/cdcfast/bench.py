@@ -1,0 +1,206 @@
+"""The benchmark contract (SPEC §8): cdcfast against the reference decoder and the general-purpose
+tools a user would pick instead, on the same generated input, in one run, single core.
+
+`cdcfast bench` prints these figures; bench/ (pytest-benchmark) times the same cases. Speed is
+never asserted in tests: this module reports, it does not judge.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # no BLAS threads spinning beside us
+
+
+@dataclass
+class Case:
+    format: str
+    data: bytes
+    catalog: object
+    table: str
+    rows: int
+
+    @property
+    def mb(self) -> float:
+        return len(self.data) / 1e6
+
+
+def make_case(format: str = "ibm-delimited", size_mb: float = 100, table_width: int = 20,
+              seed: int = 0) -> Case:
+    """Generated input of about `size_mb` MB with one table of `table_width` columns."""
+    from .encode import generate
+    probe, _ = generate(format, rows=2000, table_width=table_width, seed=seed)
+    rows = max(1, int(size_mb * 1e6 / (len(probe) / 2000)))
+    data, catalog = generate(format, rows=rows, table_width=table_width, seed=seed)
+    return Case(format, data, catalog, catalog.tables[0].name, rows)
+
+
+def best_time(fn, repeat: int = 3) -> float:
+    """Best wall time of `repeat` runs after one warm-up run."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+# -- the contenders ----------------------------------------------------------------------------
+def cdcfast_decode(case: Case):
+    import cdcfast
+    dec = cdcfast.Decoder(case.format, catalog=case.catalog)
+    return lambda: dec.decode(case.data, table=case.table)
+
+
+def reference_decode(case: Case):
+    from . import reference
+    dec = reference.Decoder(case.format, catalog=case.catalog)
+    return lambda: dec.decode(case.data, table=case.table)
+
+
+def _csv_names(case: Case):
+    cols = case.catalog.get(case.table).columns
+    return [f"h{i}" for i in range(12)] + [f"b_{c.name}" for c in cols] \
+        + [f"a_{c.name}" for c in cols], cols
+
+
+def pyarrow_csv(case: Case, typed: bool):
+    """pyarrow.csv.read_csv over the same bytes, one thread. Strings may hold newlines, so
+    newlines_in_values is on. Typed: every column pyarrow can type from Db2's text (integers,
+    decimals, floats, ISO dates, booleans); Db2 timestamps (`YYYY-MM-DD-HH.MM.SS.ffffff`) and
+    times have no pyarrow parser and stay strings."""
+    import pyarrow.csv as pc
+    names, cols = _csv_names(case)
+    types = {}
+    for pre in ("b_", "a_"):
+        for c in cols:
+            t = c.type.arrow_type if typed else pa.string()
+            if pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_binary(t):
+                t = pa.string()
+            types[pre + c.name] = t
+    if not typed:
+        types.update({n: pa.string() for n in names[:12]})
+    ro = pc.ReadOptions(column_names=names, use_threads=False, block_size=1 << 24)
+    po = pc.ParseOptions(newlines_in_values=True)
+    co = pc.ConvertOptions(column_types=types, quoted_strings_can_be_null=False)
+    buf = pa.py_buffer(case.data)
+    return lambda: pc.read_csv(buf, read_options=ro, parse_options=po, convert_options=co)
+
+
+# -- further figures -----------------------------------------------------------------------------
+_COLD = """
+import time, sys
+t0 = time.perf_counter()
+import cdcfast
+t1 = time.perf_counter()
+cat = cdcfast.Catalog.load(sys.argv[1])
+cdcfast.decode(open(sys.argv[2], 'rb').read(), format=sys.argv[3], catalog=cat)
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t0)
+"""
+
+_PEAK = """
+import resource, sys, cdcfast
+cat = cdcfast.Catalog.load(sys.argv[1])
+dec = cdcfast.Decoder(sys.argv[3], catalog=cat)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = dec.decode(sys.argv[2], table=sys.argv[4])
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((peak - base) * 1024, t.nbytes)
+"""
+
+
+def cold_start(case: Case) -> tuple[float, float]:
+    """(import seconds, import + first decode of one message seconds) in a fresh process."""
+    from .encode import generate
+    one, cat = generate(case.format, rows=1, table_width=len(case.catalog.tables[0].columns))
+    with tempfile.TemporaryDirectory() as d:
+        cp, mp = os.path.join(d, "c.json"), os.path.join(d, "m.bin")
+        cat.save(cp)
+        with open(mp, "wb") as f:
+            f.write(one)
+        out = subprocess.run([sys.executable, "-c", _COLD, cp, mp, case.format],
+                             capture_output=True, text=True, check=True)
+    a, b = out.stdout.split()
+    return float(a), float(b)
+
+
+def peak_memory(case: Case) -> tuple[int, int, int]:
+    """(peak RSS growth while decoding a file of the input, input bytes, output bytes)."""
+    with tempfile.TemporaryDirectory() as d:
+        cp, dp = os.path.join(d, "c.json"), os.path.join(d, "in.bin")
+        case.catalog.save(cp)
+        with open(dp, "wb") as f:
+            f.write(case.data)
+        out = subprocess.run([sys.executable, "-c", _PEAK, cp, dp, case.format, case.table],
+                             capture_output=True, text=True, check=True)
+    grew, outb = out.stdout.split()
+    return int(grew), len(case.data), int(outb)
+
+
+# -- the report ------------------------------------------------------------------------------------
+def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 3,
+        reference_mb: float = 5, table_width: int = 20, extras: bool = True,
+        echo=print) -> dict:
+    echo(f"generating {size_mb:g} MB of {format} ({table_width} columns)…")
+    case = make_case(format, size_mb, table_width)
+    small = make_case(format, min(reference_mb, size_mb), table_width)
+    results = {"format": format, "input_mb": round(case.mb, 1), "rows": case.rows,
+               "tools": {}}
+
+    def measure(name, fn, c):
+        secs = best_time(fn, repeat if c is case else 1)
+        results["tools"][name] = {"mb_s": c.mb / secs, "rows_s": c.rows / secs,
+                                  "input_mb": round(c.mb, 1)}
+
+    measure("cdcfast", cdcfast_decode(case), case)
+    measure("reference (pure Python)", reference_decode(small), small)
+    if format == "ibm-delimited":
+        measure("pyarrow.csv strings", pyarrow_csv(case, typed=False), case)
+        measure("pyarrow.csv typed", pyarrow_csv(case, typed=True), case)
+    mine = results["tools"]["cdcfast"]["mb_s"]
+    for r in results["tools"].values():
+        r["cdcfast_x"] = mine / r["mb_s"]
+    if extras:
+        imp, first = cold_start(case)
+        results["cold_start_s"] = {"import": imp, "import_and_first_decode": first}
+        grew, inb, outb = peak_memory(case)
+        results["peak_memory"] = {"rss_growth_mb": grew / 1e6, "input_mb": inb / 1e6,
+                                  "output_mb": outb / 1e6,
+                                  "budget_mb": (inb + 2 * outb) / 1e6}
+    echo(report(results))
+    return results
+
+
+def report(results: dict) -> str:
+    lines = [f"cdcfast bench — {results['format']}, {results['input_mb']} MB, "
+             f"{results['rows']:,} rows, single core, best of runs",
+             f"{'tool':<26}{'MB/s':>10}{'rows/s':>14}{'cdcfast is':>13}",
+             "-" * 63]
+    for name, r in results["tools"].items():
+        note = "" if r["input_mb"] == results["input_mb"] else f"  (on the first {r['input_mb']} MB)"
+        ratio = "" if name == "cdcfast" else f"{r['cdcfast_x']:.1f}x"
+        lines.append(f"{name:<26}{r['mb_s']:>10.1f}{r['rows_s']:>14,.0f}{ratio:>13}{note}")
+    if "cold_start_s" in results:
+        c = results["cold_start_s"]
+        lines.append(f"cold start: import {c['import']:.2f} s, import + first decode of one "
+                     f"message {c['import_and_first_decode']:.2f} s")
+    if "peak_memory" in results:
+        m = results["peak_memory"]
+        lines.append(f"peak memory while decoding a {m['input_mb']:.0f} MB file: RSS grew "
+                     f"{m['rss_growth_mb']:.0f} MB; budget input + 2 x output = "
+                     f"{m['budget_mb']:.0f} MB (output {m['output_mb']:.0f} MB)")
+    return "\n".join(lines)
+
+
+def dumps(results: dict) -> str:
+    return json.dumps(results, indent=1)
