@@ -315,9 +315,10 @@ cdef class Scanner:
         cdef const uint8_t* hit
         cdef uint8_t c, fl
         cdef int32_t err
-        cdef int64_t errpos, errfld
+        cdef int64_t errpos, errfld, esc
         cdef int64_t first_pos = self.pos
         self._reserve_rec(self.nrec + max_records + 1)
+        self._reserve_fld(self.nfld + 1024)
         while True:
             # -- find the next record start ------------------------------------------------
             if self.msg >= self.nmsg:
@@ -344,56 +345,19 @@ cdef class Scanner:
             # -- split it into fields ---------------------------------------------------------
             r = self.nrec
             f0 = self.nfld
-            nf = 0
-            err = 0
-            errpos = 0
+            if self.fcap - f0 < 1024:
+                self._reserve_fld(f0 + 1024)
             errfld = 0
-            p = start
             while True:
-                self._reserve_fld(f0 + nf + 1)
-                fs = p
-                fl = 0
-                if p < end and d[p] == self.sd:
-                    fl = F_QUOTED
-                    q = p + 1
-                    while True:
-                        hit = <const uint8_t*>memchr(d + q, self.sd, end - q)
-                        if hit == NULL:
-                            err = E_UNTERMINATED
-                            errpos = fs
-                            break
-                        q = hit - d
-                        if q + 1 < end and d[q + 1] == self.sd:
-                            fl |= F_ESCAPED
-                            q += 2
-                            continue
-                        break
-                    if err:
-                        errfld = nf
-                        break
-                    p = q + 1
-                    if fl & F_ESCAPED:
-                        self._scratch(p - fs)     # room to unescape it later
-                    if p < end and d[p] != self.cd and d[p] != self.rd:
-                        err = E_AFTER_CLOSE
-                        errpos = p
-                        errfld = nf
-                        break
-                else:
-                    while p < end and self.cls[d[p]] == 0:
-                        p += 1
-                    if p < end and d[p] == self.sd:
-                        err = E_STRAY_QUOTE
-                        errpos = p
-                        errfld = nf
-                        break
-                self.f_s[f0 + nf] = fs
-                self.f_e[f0 + nf] = p
-                self.f_fl[f0 + nf] = fl
-                nf += 1
-                if p >= end or d[p] == self.rd:
+                p = _split(d, start, end, self.cls, self.sd, self.f_s + f0, self.f_e + f0,
+                           self.f_fl + f0, self.fcap - f0, &nf, &err, &errpos, &esc)
+                if p >= 0:
                     break
-                p += 1                      # past the column delimiter
+                self._reserve_fld(2 * self.fcap)     # more fields than room: grow, split again
+            if err:
+                errfld = nf
+            if esc > 0:
+                self._scratch(esc)                  # room to unescape those fields later
             # -- the record ends at the record delimiter (p) or the message end ----------------
             if err:
                 hit = <const uint8_t*>memchr(d + errpos, self.rd, end - errpos)
@@ -942,7 +906,7 @@ cdef class TableOut:
             for j in range(n):
                 self._column(sc, <Column>self.before[j], k, row0, j, 0, todo)
                 self._column(sc, <Column>self.after[j], k, row0, j, 1, todo)
-                self._flags(k, row0, j)
+                self._flags(sc, k, row0, j)
         finally:
             free(todo)
         return 0
@@ -1119,7 +1083,7 @@ cdef class TableOut:
             return w
         return to_utf8(tmp, w, self.hu8, self.hu8len, out)
 
-    cdef int _flags(self, int64_t k, int64_t row0, int64_t j) except -1:
+    cdef int _flags(self, Scanner sc, int64_t k, int64_t row0, int64_t j) except -1:
         """changed / present of column j (SPEC §3, docs/ibm-delimited.md)."""
         cdef Column cb = <Column>self.before[j]
         cdef Column ca = <Column>self.after[j]
@@ -1150,12 +1114,81 @@ cdef class TableOut:
             # "not sent" (IBM-INVALID-COLUMN rows): a null LOB, or a null character column
             # in a NULL row, is absent rather than null; present stays false
             mode = rowmode[i]
-            sent = not ((mode != 0) & notsent & (lob | (mode == 2))
-                        & (not bits_get(bv if op == 3 else av, row)))
+            sent = 1
+            if mode != 0 and notsent and (lob or mode == 2):     # rare: invalid-column rows
+                # absent when the vendor sent it as NULL (a value that failed conversion was
+                # sent, so it stays present)
+                sent = not _null(sc, sc.r_f0[self.rowrec[i]] + 12
+                                 + (0 if op == 3 else self.ncols) + j)
             prd[row >> 3] |= <uint8_t>((known & sent) << (row & 7))
         cch.length = row0 + k
         cpr.length = row0 + k
         return 0
+
+
+cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8_t* cls,
+                           uint8_t sd, int64_t* fs, int64_t* fe, uint8_t* ffl, int64_t room,
+                           int64_t* nf_out, int32_t* err, int64_t* errpos,
+                           int64_t* esc) noexcept nogil:
+    """Split one record starting at p into fields (start, end, flags); stop at the record
+    delimiter or `end`. Returns the position of the record delimiter (or `end`), or -1 when
+    the record has more than `room` fields. A failure sets err/errpos and returns where the
+    scan stopped; the caller then resynchronizes at the next record delimiter."""
+    cdef int64_t nf = 0, fstart, q, k
+    cdef uint8_t fl, c
+    cdef const uint8_t* hit
+    err[0] = 0
+    esc[0] = 0
+    while True:
+        if nf >= room:
+            return -1
+        fstart = p
+        fl = 0
+        if p < end and cls[d[p]] == 3:
+            fl = F_QUOTED
+            q = p + 1
+            while True:
+                # short strings are the rule: look a few bytes ahead before calling memchr
+                k = q + 16 if q + 16 < end else end
+                while q < k and d[q] != sd:
+                    q += 1
+                if q == k:
+                    hit = <const uint8_t*>memchr(d + q, sd, end - q)
+                    if hit == NULL:
+                        err[0] = E_UNTERMINATED
+                        errpos[0] = fstart
+                        nf_out[0] = nf
+                        return fstart
+                    q = hit - d
+                if q + 1 < end and d[q + 1] == sd:
+                    fl = F_QUOTED | F_ESCAPED
+                    q += 2
+                    continue
+                break
+            p = q + 1
+            if fl & F_ESCAPED and p - fstart > esc[0]:
+                esc[0] = p - fstart
+            if p < end and cls[d[p]] != 1 and cls[d[p]] != 2:
+                err[0] = E_AFTER_CLOSE
+                errpos[0] = p
+                nf_out[0] = nf
+                return p
+        else:
+            while p < end and cls[d[p]] == 0:
+                p += 1
+            if p < end and cls[d[p]] == 3:
+                err[0] = E_STRAY_QUOTE
+                errpos[0] = p
+                nf_out[0] = nf
+                return p
+        fs[nf] = fstart
+        fe[nf] = p
+        ffl[nf] = fl
+        nf += 1
+        if p >= end or cls[d[p]] == 2:
+            nf_out[0] = nf
+            return p
+        p += 1                                  # past the column delimiter
 
 
 cdef inline bint _null(Scanner sc, int64_t fi) noexcept:

@@ -60,9 +60,16 @@ def _offset_us(z, utc_s: int) -> int:
     return int(t.astimezone(z).utcoffset().total_seconds()) * 1_000_000
 
 
+_MIN_S = -62135596800 + 3 * 86400      # 0001-01-04: room for any zone's offset
+_MAX_S = 253402300799 - 3 * 86400       # 9999-12-28
+
+
 def _transitions(z, lo_s: int, hi_s: int):
-    """UTC seconds at which the offset changes in [lo_s, hi_s], with offsets before/after."""
+    """UTC seconds at which the offset changes in [lo_s, hi_s], with offsets before/after
+    (clamped to the years datetime can hold; zones are fixed that far out)."""
     step = 86400
+    lo_s = min(max(lo_s, _MIN_S), _MAX_S - 2 * step)
+    hi_s = max(min(hi_s, _MAX_S - 2 * step), lo_s)
     points = np.arange(lo_s - step, hi_s + 2 * step, step, dtype=np.int64)
     offs = np.array([_offset_us(z, p) for p in points], dtype=np.int64)
     out = []

@@ -80,6 +80,8 @@ def utf8_table(encoding: str) -> tuple[bytes, bytes]:
     out = bytearray(256 * 4)
     lens = bytearray(256)
     for i, ch in enumerate(table):
+        if ch == "\ufffd":
+            continue                # not defined in the code page: length 0 marks an error
         u = ch.encode("utf-8")
         out[i * 4:i * 4 + len(u)] = u
         lens[i] = len(u)

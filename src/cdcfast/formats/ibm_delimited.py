@@ -15,7 +15,8 @@ from ..catalog import STRING_TYPE, Column, Table
 from .. import envelope
 from ..envelope import UTC_US
 from ..errors import DecodeError, error_text, show_value
-from .base import ALL, Format, Want, apply_mode, binary_column, errors_column, full_name
+from .base import ALL, HEADERS, Format, Want, apply_mode, binary_column, errors_column, \
+    full_name
 
 # error codes, shared with the kernel (native/cdcfast/_ibm.pyx)
 E_UNTERMINATED, E_AFTER_CLOSE, E_STRAY_QUOTE, E_TOO_FEW, E_COUNT, E_ODD = 1, 2, 3, 4, 5, 6
@@ -76,6 +77,8 @@ class IbmDelimited(Format):
         self.delims = b"".join(raw)           # in the message's code page
         self.asc = codepages.ascii_table(self.encoding)
         self.dc = self.asc[raw[3][0]]
+        if self.dc == 0:
+            raise ValueError(f"decimal_char {o['decimal_char']!r} must be an ASCII character")
         if self.encoding == "utf-8":
             self.u8, self.u8len = bytes(1024), bytes(256)
         else:
@@ -188,11 +191,21 @@ class _NativeRun:
         self.nocat = set()
 
     # -- tables ----------------------------------------------------------------------------
+    def _ident(self, name):
+        """(output key, catalog Table, table identity) of a record's table name. Spellings
+        that one call merges into one output (case-insensitive matches without a catalog)
+        are one table, whose first record fixes N."""
+        key, table = self.want.resolve(name)
+        if table is not None:
+            return key, table, table.name
+        if key is not None and key != HEADERS:
+            return key, None, key
+        return key, None, name
+
     def _register(self, sc):
         owner_b, name_b = sc.pending_names()
         name = full_name(self.fmt.text(owner_b), self.fmt.text(name_b))
-        key, table = self.want.resolve(name)
-        ident = table.name if table else name
+        key, table, ident = self._ident(name)
         tid = self.tid_of.get(ident)
         if tid is None:
             if table is not None:
@@ -205,7 +218,7 @@ class _NativeRun:
             if tid >= len(self.slots):
                 self.slots = np.concatenate([self.slots, np.full(len(self.slots), -1,
                                                                  dtype=np.int32)])
-            if key is not None or self.want.headers:
+            if key is not None:
                 self.slots[tid] = self._output(key, table, ident).slot
         sc.add_name(owner_b, name_b, tid)
 
@@ -214,7 +227,6 @@ class _NativeRun:
         tokenizer-only pass over the part (once), so every output knows its columns before
         its first row is written."""
         if self.ncols_hint is None:
-            self.ncols_hint = {}
             pre = self._ibm.Scanner(self.part.data, self.part.offsets, self.part.valid,
                                     self.fmt.delims)
             ids = {}
@@ -222,9 +234,7 @@ class _NativeRun:
                 st = pre.scan(1 << 16, 1 << 62)
                 if st == 2:
                     o, n = pre.pending_names()
-                    name = full_name(self.fmt.text(o), self.fmt.text(n))
-                    t = self.fmt.catalog.get(name) if self.fmt.catalog else None
-                    nm = t.name if t else name
+                    _, t, nm = self._ident(full_name(self.fmt.text(o), self.fmt.text(n)))
                     if nm not in ids:
                         ids[nm] = pre.new_table(len(t.columns) if t else -1, t is not None)
                     pre.add_name(o, n, ids[nm])

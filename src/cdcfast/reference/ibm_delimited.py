@@ -35,7 +35,8 @@ INT_RANGE = {INT8: (-2 ** 7, 2 ** 7 - 1), INT16: (-2 ** 15, 2 ** 15 - 1),
              INT32: (-2 ** 31, 2 ** 31 - 1), INT64: (-2 ** 63, 2 ** 63 - 1)}
 OPS = {"ISRT": "c", "REPL": "u", "DLET": "d"}
 HEX_MODE, NULL_MODE = "HEX", "NULL"
-DECFLOAT_SPECIALS = ("NaN", "sNaN", "Infinity", "-Infinity")
+DECFLOAT_SPECIALS = ("nan", "snan", "infinity")     # any case, optional sign
+MAX_NUMBER_TEXT = 319       # float / DECFLOAT / NUMBER text longer than this is an error
 US_PER_SEC = 1_000_000
 US_PER_DAY = 86_400 * US_PER_SEC
 EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
@@ -184,7 +185,7 @@ class Converter:
         dc = re.escape(fmt.options["decimal_char"])
         self.dc = fmt.options["decimal_char"]
         self.decimal_re = re.compile(r"([+-]?)([0-9]*)(?:" + dc + r"([0-9]*))?")
-        self.float_re = re.compile(r"([+-]?)([0-9]*)(?:" + dc + r"([0-9]*))?(?:E([+-]?[0-9]+))?")
+        self.float_re = re.compile(r"([+-]?)([0-9]*)(?:" + dc + r"([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
 
     # text
     def text(self, raw: bytes):
@@ -261,7 +262,7 @@ class Converter:
         if kind == DECTEXT:
             return self.dectext(s, ctype.base == "DECFLOAT")
         if kind == BINARY:
-            if s == "" or not _HEX.fullmatch(s):    # "" is a string's value only
+            if not _HEX.fullmatch(s):               # "" is the empty binary value
                 return False, None
             return True, bytes.fromhex(s)
         if kind == BOOL:
@@ -314,6 +315,8 @@ class Converter:
         return True, decimal.Decimal(text)
 
     def floating(self, s, single):
+        if len(s) > MAX_NUMBER_TEXT:
+            return False, None
         m = self.float_re.fullmatch(s)
         if not m or not (m.group(2) or m.group(3)):
             return False, None
@@ -332,9 +335,13 @@ class Converter:
 
     def dectext(self, s, decfloat):
         """DECFLOAT / NUMBER without precision: the text itself, checked to be a number of
-        the float syntax (DECFLOAT also its four special values), `decimal_char` as '.'."""
-        if decfloat and s in DECFLOAT_SPECIALS:
+        the float syntax (or NaN, sNaN, Infinity in any case, with an optional sign),
+        `decimal_char` as '.'."""
+        bare = s[1:] if s[:1] in ("+", "-") else s
+        if bare.lower() in DECFLOAT_SPECIALS:
             return True, s
+        if len(s) > MAX_NUMBER_TEXT:
+            return False, None
         m = self.float_re.fullmatch(s)
         if not m or not (m.group(2) or m.group(3)):
             return False, None
@@ -407,7 +414,6 @@ class Output:
         self.images = images
         self.rows = []
         self.errors = []            # DecodeError or None, per row
-        self.yielded = 0
 
     def schema(self) -> pa.Schema:
         if not self.images:
@@ -418,7 +424,6 @@ class Output:
         batch = pa.RecordBatch.from_pylist(self.rows, schema=self.schema())
         first = next((e for e in self.errors if e is not None), None)
         self.rows, self.errors = [], []
-        self.yielded += 1
         return apply_mode(batch, mode, stats, first)
 
 
@@ -434,7 +439,7 @@ class PartDecoder:
         self.conv = Converter(fmt)
         self.messages = {}          # message index → its bytes
         self.outputs = {}           # output key → Output, in creation order
-        self.ncols = {}             # no-catalog table identity → N (fixed by its first record)
+        self.ncols = {}             # no-catalog table (see group) → (N, name that fixed it)
 
     # -- stage 1: records of the part -------------------------------------------------------
     def records(self) -> list:
