@@ -19,7 +19,7 @@ cimport cython
 
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_null,
                              bits_set, bits_get, var_commit)
-from cdcfast._values cimport (cdc_i128, parse_int, parse_decimal, parse_float, parse_date10,
+from cdcfast._values cimport (A, cdc_i128, parse_int, parse_decimal, parse_float, parse_date10,
                               parse_time, parse_timestamp, digits, days_from_civil, is_leap,
                               hexval, unhex, utf8_valid, to_utf8, US_PER_SEC, US_PER_DAY)
 
@@ -263,13 +263,21 @@ cdef class Scanner:
         if not (fl & F_ESCAPED):
             n[0] = e - s
             return self.data + s
+        # copy the runs between doubled delimiters (each doubled pair becomes one)
+        cdef const uint8_t* d = self.data
+        cdef const uint8_t* hit
         out = self.scratch
         o = 0
         i = s
         while i < e:
-            out[o] = self.data[i]
-            o += 1
-            i += 2 if self.data[i] == self.sd else 1
+            hit = <const uint8_t*>memchr(d + i, self.sd, e - i)
+            if hit == NULL:
+                memcpy(out + o, d + i, e - i)
+                o += e - i
+                break
+            memcpy(out + o, d + i, hit - d - i + 1)
+            o += hit - d - i + 1
+            i = hit - d + 2
         n[0] = o
         return out
 
@@ -484,12 +492,16 @@ cdef class TableOut:
             self.is_char[j] = chars[j]
             self.is_lob[j] = lobs[j]
         self.keep = (asc, u8, u8len, hasc, hu8, hu8len)
-        self.asc = asc
+        self.asc = NULL                          # NULL: ASCII-compatible, no table
+        if len(asc):
+            self.asc = asc
         self.u8 = u8
         self.u8len = u8len
         self.utf8 = utf8
         self.dc = dc
-        self.hasc = hasc
+        self.hasc = NULL
+        if len(hasc):
+            self.hasc = hasc
         self.hu8 = hu8
         self.hu8len = hu8len
         self.hex_utf8 = hex_utf8
@@ -537,6 +549,21 @@ cdef class TableOut:
     @property
     def length(self):
         return self.seq.length
+
+    def presize(self, int64_t rows):
+        """Reserve room for `rows` rows in all, string data sized on what the rows so far
+        used: one allocation instead of a chain of doublings, each copying what came before."""
+        cdef int64_t n = self.seq.length
+        cdef Column c
+        if n == 0 or rows <= n:
+            return
+        cols = self._all_header() + [self.before_v, self.after_v, self.changed_v,
+                                     self.present_v] + self.before + self.after \
+            + self.changed + self.present
+        for c in cols:
+            c.reserve(rows - c.length)
+            if c.layout == VAR and c.length > 0:
+                c.reserve_data(<int64_t>(c.dlen * (rows / <double>c.length) * 1.1) - c.dlen + 64)
 
     def error_rows(self, int64_t row0=0):
         """Rows from row0 on whose record has an error."""
@@ -780,7 +807,7 @@ cdef class TableOut:
             g = 0
             ndig = c.dlen
             while g < n:
-                if unhex(p + g, 4, a, c.data + c.dlen) != 2 or (g + 4 < n and a[p[g + 4]] != 58):
+                if unhex(p + g, 4, a, c.data + c.dlen) != 2 or (g + 4 < n and A(a, p[g + 4]) != 58):
                     break
                 c.dlen += 2
                 g += 5
@@ -825,18 +852,18 @@ cdef class TableOut:
         cdef const uint8_t* a = self.asc
         cdef int64_t k = 0, col = 0, m
         cdef uint8_t img
-        while k < n and k < 4 and 48 <= a[p[k]] <= 57:
-            col = col * 10 + a[p[k]] - 48
+        while k < n and k < 4 and 48 <= A(a, p[k]) <= 57:
+            col = col * 10 + A(a, p[k]) - 48
             k += 1
         if k == 0:
             return -1
-        if k < n and a[p[k]] == 45:
+        if k < n and A(a, p[k]) == 45:
             k += 1
-        if k >= n or (a[p[k]] != 65 and a[p[k]] != 66):
+        if k >= n or (A(a, p[k]) != 65 and A(a, p[k]) != 66):
             return -1
-        img = a[p[k]]
+        img = A(a, p[k])
         k += 1
-        if k >= n or a[p[k]] != 45:
+        if k >= n or A(a, p[k]) != 45:
             return -1
         k += 1
         m = n - k
@@ -885,30 +912,44 @@ cdef class TableOut:
         self.s_put.length += 1
 
     cdef int _images(self, Scanner sc, int64_t k, int64_t row0) except -1:
-        cdef int64_t n = self.ncols, i, j, row
+        cdef int64_t n = self.ncols, i, j, nupd = 0, nodd = 0, nb = (k + 7) >> 3
         cdef uint8_t op
         cdef Column c
-        cdef int64_t* todo = <int64_t*>_grow(NULL, 2 * k * 8)
+        # per chunk, once: rows by op as bitmaps (bit i = row row0 + i) and lists, so that the
+        # per-column flags are a few word operations instead of a bit per row and column
+        cdef int64_t* todo = <int64_t*>_grow(NULL, 4 * k * 8)
+        cdef int64_t* upd = todo + 2 * k
+        cdef int64_t* odd = todo + 3 * k
+        cdef uint8_t* bm = <uint8_t*>_grow(NULL, 6 * nb + 8)
+        cdef uint8_t* known = bm
+        cdef uint8_t* ins = bm + nb
+        cdef uint8_t* hasb = bm + 2 * nb
+        cdef uint8_t* hasa = bm + 3 * nb
+        memset(bm, 0, 6 * nb + 8)
         try:
-            # struct validity: before for u/d, after for c/u; changed/present for known ops
             for i in range(k):
                 op = self.rowop[i]
-                row = row0 + i
-                if op == 2 or op == 3:
-                    col_valid(self.before_v, row)
-                if op == 1 or op == 2:
-                    col_valid(self.after_v, row)
-                if op != 0:
-                    col_valid(self.changed_v, row)
-                    col_valid(self.present_v, row)
+                known[i >> 3] |= <uint8_t>((op != 0) << (i & 7))
+                ins[i >> 3] |= <uint8_t>((op == 1) << (i & 7))
+                hasb[i >> 3] |= <uint8_t>(((op == 2) | (op == 3)) << (i & 7))
+                hasa[i >> 3] |= <uint8_t>(((op == 1) | (op == 2)) << (i & 7))
+                upd[nupd] = i
+                nupd += op == 2
+                odd[nodd] = i
+                nodd += (op != 0) & (self.rowmode[i] != 0)
+            _bits_or(self.before_v.valid, row0, hasb, k)
+            _bits_or(self.after_v.valid, row0, hasa, k)
+            _bits_or(self.changed_v.valid, row0, known, k)
+            _bits_or(self.present_v.valid, row0, known, k)
             for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
                 c.length += k
             for j in range(n):
                 self._column(sc, <Column>self.before[j], k, row0, j, 0, todo)
                 self._column(sc, <Column>self.after[j], k, row0, j, 1, todo)
-                self._flags(sc, k, row0, j)
+                self._flags(sc, k, row0, j, known, ins, bm + 4 * nb, upd, nupd, odd, nodd)
         finally:
             free(todo)
+            free(bm)
         return 0
 
     cdef int _column(self, Scanner sc, Column c, int64_t k, int64_t row0, int64_t j,
@@ -1053,8 +1094,8 @@ cdef class TableOut:
                 (<float*>data)[row] = flt
             elif kind == K_BOOL:
                 ok = 1
-                if n == 1 and (a[p[0]] == 49 or a[p[0]] == 48):
-                    if a[p[0]] == 49:
+                if n == 1 and (A(a, p[0]) == 49 or A(a, p[0]) == 48):
+                    if A(a, p[0]) == 49:
                         data[row >> 3] |= <uint8_t>(1 << (row & 7))
                 elif n == 4 and _ascii_ieq(p, a, b"true", 4):
                     data[row >> 3] |= <uint8_t>(1 << (row & 7))
@@ -1083,47 +1124,63 @@ cdef class TableOut:
             return w
         return to_utf8(tmp, w, self.hu8, self.hu8len, out)
 
-    cdef int _flags(self, Scanner sc, int64_t k, int64_t row0, int64_t j) except -1:
-        """changed / present of column j (SPEC §3, docs/ibm-delimited.md)."""
+    cdef int _flags(self, Scanner sc, int64_t k, int64_t row0, int64_t j,
+                    const uint8_t* known, const uint8_t* ins, uint8_t* tmp,
+                    const int64_t* upd, int64_t nupd, const int64_t* odd,
+                    int64_t nodd) except -1:
+        """changed / present of column j (SPEC §3, docs/ibm-delimited.md): validity is the
+        rows with a known op; changed is inserts plus updates whose values differ; present is
+        every such row but the columns an invalid-column row did not send."""
         cdef Column cb = <Column>self.before[j]
         cdef Column ca = <Column>self.after[j]
         cdef Column cch = <Column>self.changed[j]
         cdef Column cpr = <Column>self.present[j]
-        cdef uint8_t* chv = cch.valid
-        cdef uint8_t* chd = cch.data
-        cdef uint8_t* prv = cpr.valid
-        cdef uint8_t* prd = cpr.data
+        cdef int64_t nb = (k + 7) >> 3, i, w, kind = self.kind[j]
         cdef bint notsent = self.is_lob[j] or self.is_char[j]
         cdef bint lob = self.is_lob[j]
-        cdef int64_t i, row, kind = self.kind[j]
-        cdef uint8_t op, mode, bit
-        cdef const uint8_t* rowop = self.rowop
-        cdef const uint8_t* rowmode = self.rowmode
-        cdef const uint8_t* bv = cb.valid
-        cdef const uint8_t* av = ca.valid
-        cdef bint known, changed, sent
-        for i in range(k):
-            op = rowop[i]
-            row = row0 + i
-            known = op != 0
-            bit = <uint8_t>(known << (row & 7))
-            chv[row >> 3] |= bit
-            prv[row >> 3] |= bit
-            changed = (op == 1) | ((op == 2) & (not _same(cb, ca, row, kind)))
-            chd[row >> 3] |= <uint8_t>((known & changed) << (row & 7))
-            # "not sent" (IBM-INVALID-COLUMN rows): a null LOB, or a null character column
-            # in a NULL row, is absent rather than null; present stays false
-            mode = rowmode[i]
-            sent = 1
-            if mode != 0 and notsent and (lob or mode == 2):     # rare: invalid-column rows
+        cdef uint8_t op, mode
+        _bits_or(cch.valid, row0, known, k)
+        _bits_or(cpr.valid, row0, known, k)
+        memcpy(tmp, ins, nb)
+        for w in range(nupd):
+            i = upd[w]
+            if not _same(cb, ca, row0 + i, kind):
+                tmp[i >> 3] |= <uint8_t>(1 << (i & 7))
+        _bits_or(cch.data, row0, tmp, k)
+        memcpy(tmp, known, nb)
+        if notsent:
+            for w in range(nodd):               # rare: invalid-column rows
+                i = odd[w]
+                op = self.rowop[i]
+                mode = self.rowmode[i]
                 # absent when the vendor sent it as NULL (a value that failed conversion was
                 # sent, so it stays present)
-                sent = not _null(sc, sc.r_f0[self.rowrec[i]] + 12
-                                 + (0 if op == 3 else self.ncols) + j)
-            prd[row >> 3] |= <uint8_t>((known & sent) << (row & 7))
+                if (lob or mode == 2) and _null(sc, sc.r_f0[self.rowrec[i]] + 12
+                                                 + (0 if op == 3 else self.ncols) + j):
+                    tmp[i >> 3] &= <uint8_t>~(1 << (i & 7))
+        _bits_or(cpr.data, row0, tmp, k)
         cch.length = row0 + k
         cpr.length = row0 + k
         return 0
+
+
+cdef inline void _bits_or(uint8_t* dst, int64_t at, const uint8_t* src, int64_t n) noexcept:
+    """OR the n bits of src (from bit 0) into dst from bit `at` on."""
+    cdef int64_t nb = (n + 7) >> 3, i
+    cdef int sh = at & 7
+    cdef uint8_t* d = dst + (at >> 3)
+    cdef uint8_t last = <uint8_t>((1 << (n & 7)) - 1) if n & 7 else 0xFF
+    cdef uint8_t b
+    for i in range(nb):
+        b = src[i]
+        if i == nb - 1:
+            b &= last                       # bits past n are not ours to set
+        if sh == 0:
+            d[i] |= b
+        else:
+            d[i] |= <uint8_t>(b << sh)
+            if b >> (8 - sh):
+                d[i + 1] |= <uint8_t>(b >> (8 - sh))
 
 
 cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8_t* cls,
@@ -1200,7 +1257,7 @@ cdef inline bint _ascii_eq(const uint8_t* p, const uint8_t* a, const char* s,
                            int64_t n) noexcept:
     cdef int64_t i
     for i in range(n):
-        if a[p[i]] != <uint8_t>s[i]:
+        if A(a, p[i]) != <uint8_t>s[i]:
             return 0
     return 1
 
@@ -1210,7 +1267,7 @@ cdef inline bint _ascii_ieq(const uint8_t* p, const uint8_t* a, const char* s,
     cdef int64_t i
     cdef uint8_t c
     for i in range(n):
-        c = a[p[i]]
+        c = A(a, p[i])
         if 65 <= c <= 90:
             c += 32
         if c != <uint8_t>s[i]:
@@ -1225,14 +1282,14 @@ cdef bint _dectext(const uint8_t* p, int64_t n, const uint8_t* a, uint8_t dc,
     cdef int64_t i, s = 0
     cdef uint8_t c
     if not parse_float(p, n, a, dc, &ignored):
-        if n > 0 and (a[p[0]] == 45 or a[p[0]] == 43):
+        if n > 0 and (A(a, p[0]) == 45 or A(a, p[0]) == 43):
             s = 1
         if not ((n - s == 3 and _ascii_ieq(p + s, a, b"nan", 3))
                 or (n - s == 4 and _ascii_ieq(p + s, a, b"snan", 4))
                 or (n - s == 8 and _ascii_ieq(p + s, a, b"infinity", 8))):
             return 0
     for i in range(n):
-        c = a[p[i]]
+        c = A(a, p[i])
         out[i] = 46 if c == dc else c
     return 1
 

@@ -3,22 +3,32 @@
 timestamps, hex, UTF-8 checks. Each is decoded in exactly one place, here.
 
 All text parsers read through ``asc``, a 256-byte table from the message's code page to ASCII
-(0 for bytes that are not ASCII there), so one parser serves UTF-8 and EBCDIC alike. They return
+(0 for bytes that are not ASCII there), so one parser serves UTF-8 and EBCDIC alike; NULL
+means the bytes are ASCII-compatible already. They return
 1 on success and 0 on any malformed or out-of-range input; they never read past ``p + n``.
 """
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport strtod
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 
 cdef extern from *:
     """
     typedef __int128 cdc_i128;
     #define CDC_US_PER_SEC 1000000LL
     #define CDC_US_PER_DAY 86400000000LL
+    static const double cdc_pow10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+        1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     """
     ctypedef long long cdc_i128     # a 128-bit integer in C; Cython only needs it to be integral
     const int64_t US_PER_SEC "CDC_US_PER_SEC"
     const int64_t US_PER_DAY "CDC_US_PER_DAY"
+    const double* _POW10 "cdc_pow10"
+
+
+cdef inline uint8_t A(const uint8_t* asc, uint8_t b) noexcept nogil:
+    """A byte as ASCII: through the code page's table, or as is when there is none (NULL: an
+    ASCII-compatible encoding — the common case, so no table load per byte)."""
+    return b if asc == NULL else asc[b]
 
 
 cdef inline int64_t days_from_civil(int64_t y, int64_t m, int64_t d) noexcept nogil:
@@ -51,7 +61,7 @@ cdef inline int digits(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
     cdef Py_ssize_t i
     cdef uint8_t c
     for i in range(n):
-        c = asc[p[i]]
+        c = A(asc, p[i])
         if c < 48 or c > 57:
             return 0
         v = v * 10 + (c - 48)
@@ -68,14 +78,14 @@ cdef inline bint parse_int(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
     cdef uint8_t c
     if n <= 0:
         return 0
-    c = asc[p[0]]
+    c = A(asc, p[0])
     if c == 45 or c == 43:
         neg = c == 45
         i = 1
         if n == 1:
             return 0
     while i < n:
-        c = asc[p[i]]
+        c = A(asc, p[i])
         if c < 48 or c > 57:
             return 0
         if acc > 922337203685477580ULL:     # would pass 2**63 after *10
@@ -114,12 +124,12 @@ cdef inline bint parse_decimal(const uint8_t* p, Py_ssize_t n, const uint8_t* as
     cdef uint8_t c
     if n <= 0:
         return 0
-    c = asc[p[0]]
+    c = A(asc, p[0])
     if c == 45 or c == 43:
         neg = c == 45
         i = 1
     while i < n:
-        c = asc[p[i]]
+        c = A(asc, p[i])
         if c < 48 or c > 57:
             break
         ndig += 1
@@ -130,11 +140,11 @@ cdef inline bint parse_decimal(const uint8_t* p, Py_ssize_t n, const uint8_t* as
             acc = acc * 10 + (c - 48)
         i += 1
     if i < n:
-        if asc[p[i]] != dc or dc == 0:
+        if A(asc, p[i]) != dc or dc == 0:
             return 0
         i += 1
         while i < n:
-            c = asc[p[i]]
+            c = A(asc, p[i])
             if c < 48 or c > 57:
                 return 0
             ndig += 1
@@ -153,56 +163,89 @@ cdef inline bint parse_decimal(const uint8_t* p, Py_ssize_t n, const uint8_t* as
     return 1
 
 
+
+
 cdef inline bint parse_float(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
                              uint8_t dc, double* out) noexcept nogil:
-    """``[+-]digits[<dc>digits][E[+-]digits]``, correctly rounded (strtod)."""
+    """``[+-]digits[<dc>digits][(E|e)[+-]digits]``, correctly rounded.
+
+    Clinger's fast path when the digits fit a double exactly (≤ 15 significant digits) and
+    the power of ten is ≤ 22: one IEEE multiply or divide of two exact values rounds
+    correctly. Anything else goes through strtod."""
     cdef char buf[320]
     cdef Py_ssize_t i = 0
-    cdef int nd = 0
+    cdef int nd = 0, sig = 0, frac = 0, ex = 0, e10
+    cdef bint neg = 0, eneg = 0, exact = 1
+    cdef uint64_t m = 0
     cdef uint8_t c
     cdef char* end
     if n <= 0 or n >= 320:
         return 0
-    c = asc[p[0]]
+    c = A(asc, p[0])
     if c == 45 or c == 43:
         buf[0] = <char>c
+        neg = c == 45
         i = 1
     while i < n:
-        c = asc[p[i]]
+        c = A(asc, p[i])
         if c < 48 or c > 57:
             break
         buf[i] = <char>c
         nd += 1
+        if m != 0 or c != 48:
+            sig += 1
+            if sig <= 15:
+                m = m * 10 + (c - 48)
+            else:
+                exact = 0
         i += 1
-    if i < n and asc[p[i]] == dc and dc != 0:
+    if i < n and A(asc, p[i]) == dc and dc != 0:
         buf[i] = 46
         i += 1
         while i < n:
-            c = asc[p[i]]
+            c = A(asc, p[i])
             if c < 48 or c > 57:
                 break
             buf[i] = <char>c
             nd += 1
+            if m != 0 or c != 48:
+                sig += 1
+                if sig <= 15:
+                    m = m * 10 + (c - 48)
+                    frac += 1
+                else:
+                    exact = 0
+            else:
+                frac += 1
             i += 1
     if nd == 0:
         return 0
     if i < n:
-        c = asc[p[i]]
+        c = A(asc, p[i])
         if c != 69 and c != 101:
             return 0
         buf[i] = 101
         i += 1
-        if i < n and (asc[p[i]] == 45 or asc[p[i]] == 43):
-            buf[i] = <char>asc[p[i]]
+        if i < n and (A(asc, p[i]) == 45 or A(asc, p[i]) == 43):
+            buf[i] = <char>A(asc, p[i])
+            eneg = A(asc, p[i]) == 45
             i += 1
         if i >= n:
             return 0
         while i < n:
-            c = asc[p[i]]
+            c = A(asc, p[i])
             if c < 48 or c > 57:
                 return 0
             buf[i] = <char>c
+            if ex < 100000:
+                ex = ex * 10 + (c - 48)
             i += 1
+    e10 = (-ex if eneg else ex) - frac
+    if exact and -22 <= e10 <= 22:
+        out[0] = (<double>m) * _POW10[e10] if e10 >= 0 else (<double>m) / _POW10[-e10]
+        if neg:
+            out[0] = -out[0]
+        return 1
     buf[n] = 0
     out[0] = strtod(buf, &end)
     return end == buf + n
@@ -214,8 +257,8 @@ cdef inline bint parse_date10(const uint8_t* p, Py_ssize_t n, const uint8_t* asc
     cdef int64_t y, m, d
     if n < 10:
         return 0
-    if not digits(p, 4, asc, &y) or asc[p[4]] != 45 or not digits(p + 5, 2, asc, &m) \
-            or asc[p[7]] != 45 or not digits(p + 8, 2, asc, &d):
+    if not digits(p, 4, asc, &y) or A(asc, p[4]) != 45 or not digits(p + 5, 2, asc, &m) \
+            or A(asc, p[7]) != 45 or not digits(p + 8, 2, asc, &d):
         return 0
     if y < 1 or m < 1 or m > 12 or d < 1 or d > days_in_month(y, m):
         return 0
@@ -236,16 +279,16 @@ cdef inline Py_ssize_t parse_clock(const uint8_t* p, Py_ssize_t n, const uint8_t
     if not digits(p, 2, asc, &h) or not digits(p + 3, 2, asc, &mi) \
             or not digits(p + 6, 2, asc, &s):
         return 0
-    c = asc[p[2]]
+    c = A(asc, p[2])
     if c != 46 and c != 58:
         return 0
-    c = asc[p[5]]
+    c = A(asc, p[5])
     if c != 46 and c != 58:
         return 0
-    if i < n and asc[p[i]] == 46:
+    if i < n and A(asc, p[i]) == 46:
         i += 1
         while i < n:
-            c = asc[p[i]]
+            c = A(asc, p[i])
             if c < 48 or c > 57:
                 break
             if nf < 6:
@@ -286,7 +329,7 @@ cdef inline bint parse_timestamp(const uint8_t* p, Py_ssize_t n, const uint8_t* 
     cdef uint8_t c
     if n < 19 or not parse_date10(p, n, asc, &days):
         return 0
-    c = asc[p[10]]
+    c = A(asc, p[10])
     if c != 45 and c != 32 and c != 84:
         return 0
     k = parse_clock(p + 11, n - 11, asc, &clock)
@@ -298,10 +341,10 @@ cdef inline bint parse_timestamp(const uint8_t* p, Py_ssize_t n, const uint8_t* 
         return 1
     if not with_zone:
         return 0
-    c = asc[p[k]]
+    c = A(asc, p[k])
     if c == 90 and k + 1 == n:
         return 1
-    if (c != 43 and c != 45) or n - k != 6 or asc[p[k + 3]] != 58:
+    if (c != 43 and c != 45) or n - k != 6 or A(asc, p[k + 3]) != 58:
         return 0
     if not digits(p + k + 1, 2, asc, &oh) or not digits(p + k + 4, 2, asc, &om) \
             or oh > 23 or om > 59:
@@ -332,8 +375,8 @@ cdef inline Py_ssize_t unhex(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
     if n & 1:
         return -1
     for i in range(0, n, 2):
-        a = hexval(asc[p[i]])
-        b = hexval(asc[p[i + 1]])
+        a = hexval(A(asc, p[i]))
+        b = hexval(A(asc, p[i + 1]))
         if a < 0 or b < 0:
             return -1
         out[i >> 1] = <uint8_t>((a << 4) | b)
@@ -347,9 +390,7 @@ cdef inline bint utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     cdef uint64_t w
     while i < n:
         if i + 8 <= n:
-            w = (<uint64_t>p[i]) | (<uint64_t>p[i+1] << 8) | (<uint64_t>p[i+2] << 16) \
-                | (<uint64_t>p[i+3] << 24) | (<uint64_t>p[i+4] << 32) \
-                | (<uint64_t>p[i+5] << 40) | (<uint64_t>p[i+6] << 48) | (<uint64_t>p[i+7] << 56)
+            memcpy(&w, p + i, 8)                # one unaligned load
             if (w & 0x8080808080808080ULL) == 0:
                 i += 8
                 continue

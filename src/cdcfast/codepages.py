@@ -11,6 +11,7 @@ import codecs
 from functools import lru_cache
 
 EBCDIC = ("cp037", "cp1047", "cp500", "cp1140", "cp273")
+ASCII_COMPATIBLE = ("utf-8", "ascii", "latin-1")
 _ALIASES = {"utf8": "utf-8", "utf-8": "utf-8", "ascii": "ascii", "us-ascii": "ascii",
             "latin-1": "latin-1", "latin1": "latin-1", "iso-8859-1": "latin-1",
             "cp037": "cp037", "ibm037": "cp037", "cp1047": "cp1047", "ibm1047": "cp1047",

@@ -75,8 +75,10 @@ class IbmDelimited(Format):
             raise ValueError("the column, record and string delimiters and the decimal "
                              "character must all differ")
         self.delims = b"".join(raw)           # in the message's code page
-        self.asc = codepages.ascii_table(self.encoding)
-        self.dc = self.asc[raw[3][0]]
+        self.dc = codepages.ascii_table(self.encoding)[raw[3][0]]
+        # the kernels read numbers through this table; none for ASCII-compatible encodings
+        self.asc = b"" if self.encoding in codepages.ASCII_COMPATIBLE \
+            else codepages.ascii_table(self.encoding)
         if self.dc == 0:
             raise ValueError(f"decimal_char {o['decimal_char']!r} must be an ASCII character")
         if self.encoding == "utf-8":
@@ -84,7 +86,7 @@ class IbmDelimited(Format):
         else:
             self.u8, self.u8len = codepages.utf8_table(self.encoding)
         hx = o["hex_encoding"] or "utf-8"
-        self.hasc = codepages.ascii_table(hx)
+        self.hasc = b"" if hx in codepages.ASCII_COMPATIBLE else codepages.ascii_table(hx)
         self.hu8, self.hu8len = (bytes(1024), bytes(256)) if hx == "utf-8" \
             else codepages.utf8_table(hx)
 
@@ -172,6 +174,7 @@ class _Output:
         self.out = None           # _ibm.TableOut, made once N is known
         self.columns = None
         self.input_bytes = 0
+        self.presized = False
 
 
 class _NativeRun:
@@ -310,6 +313,8 @@ class _NativeRun:
             row0 = out.length
             k = out.convert(sc, self.slots, o.slot, o.key == ckey)
             o.input_bytes += nbytes
+            if k and not o.presized:
+                self._presize(o)
             if k and self.mode == "FAILFAST":
                 rows = out.error_rows(row0)
                 if rows:
@@ -324,6 +329,18 @@ class _NativeRun:
                     and (o.out.length or (done and o.key is not None
                                           and o.key == want.requested)):
                 yield o.key, self._finish(o)
+
+    def _presize(self, o):
+        """After an output's first rows, size its buffers for the whole batch (an estimate
+        from the share of the input read so far)."""
+        o.presized = True
+        part = self.part
+        total = int(part.offsets[-1] - part.offsets[0])
+        done = max(1, int(self.sc.pos - part.offsets[0]))
+        rows = o.out.length
+        est = min(self.batch_rows, int(rows * total / done * 1.05) + 16)
+        if est > 4 * rows:
+            o.out.presize(est)
 
     # -- batches -----------------------------------------------------------------------------
     def _error(self, o: _Output, row) -> DecodeError:
@@ -395,5 +412,6 @@ class _NativeRun:
                      else pa.int32())
         batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
         o.input_bytes = 0
+        o.presized = False
         return apply_mode(batch, self.mode, self.stats, first)
 
