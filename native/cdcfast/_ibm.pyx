@@ -467,6 +467,12 @@ cdef class TableOut:
     # images
     cdef public list before, after, changed, present
     cdef public Column before_v, after_v, changed_v, present_v
+    # the previous row's header groups, for _same_span
+    cdef const uint8_t* ca_ptr
+    cdef const uint8_t* cb_ptr
+    cdef int64_t ca_len, cb_len, crow
+    cdef bint ca_ok, cb_ok, herr
+    cdef uint8_t ca_mode
     cdef uint8_t* rowop       # per chunk row: 0 none, 1 c, 2 u, 3 d
     cdef uint8_t* rowmode     # per chunk row: 0, 1 HEX, 2 NULL
     cdef int64_t* rowrec
@@ -507,6 +513,7 @@ cdef class TableOut:
         self.hex_utf8 = hex_utf8
         self.hex_decode = hex_decode
         self.rowcap = 0
+        self.crow = -2
         for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "s_ident",
                      "s_plan", "s_invimg", "s_invmode"):
             setattr(self, name, Column(VAR))
@@ -628,7 +635,7 @@ cdef class TableOut:
         if self._text(c, p, n):
             return 1
         col_null(c)
-        self._err(row, fld, E_VALUE, sc.f_s[f0 + fld], sc.f_s[f0 + fld], sc.f_e[f0 + fld])
+        self._herr(row, fld, E_VALUE, sc.f_s[f0 + fld], sc.f_s[f0 + fld], sc.f_e[f0 + fld])
         return 0
 
     cdef inline void _lit(self, Column c, const char* s, int64_t n) noexcept:
@@ -661,6 +668,8 @@ cdef class TableOut:
         if k == 0:
             return 0
         row0 = self.seq.length
+        if row0 == 0:
+            self.crow = -2          # a new batch: nothing to repeat
         self._reserve(sc, k)
         for i in range(k):
             self._header_row(sc, self.rowrec[i], row0 + i, i)
@@ -749,32 +758,17 @@ cdef class TableOut:
             col_null(self.commit_pos); col_null(self.s_type); col_null(self.s_ident)
             col_null(self.s_put); col_null(self.s_plan); col_null(self.s_seg)
             col_null(self.s_invcol); col_null(self.s_invimg); col_null(self.s_invmode)
+            self.crow = -2
             return 0
-        # 1 type
-        p = sc.content(f0, &n)
-        if _null(sc, f0):
-            col_null(self.s_type)
-        elif parse_int(p, n, a, INT32_MIN, INT32_MAX, &v):
-            (<int32_t*>self.s_type.data)[row] = <int32_t>v
-            col_valid(self.s_type, row)
-            self.s_type.length += 1
+        # fields 1-4 and 8-12 repeat from record to record within a transaction (and
+        # a message): when their bytes equal the previous row's, copy its results
+        if not self._same_span(sc, f0, 0, 3, row, &self.ca_ptr, &self.ca_len, self.ca_ok):
+            self.herr = 0
+            self._group_a(sc, f0, row, i)
+            self.ca_ok = not self.herr
+            self.ca_mode = self.rowmode[i]
         else:
-            col_null(self.s_type)
-            self._err(row, 0, E_VALUE, sc.f_s[f0], sc.f_s[f0], sc.f_e[f0])
-        # 2 identifier, and the invalid-column marker in it
-        inv = 0
-        if self._hstr(sc, self.s_ident, f0, 1, row):
-            p = sc.content(f0 + 1, &n)
-            if n >= 19 and _ascii_eq(p, a, b"IBM-INVALID-COLUMN-", 19):
-                inv = self._invalid(p + 19, n - 19, row, i)
-                if inv < 0:
-                    self._err(row, 1, E_VALUE, sc.f_s[f0 + 1], sc.f_s[f0 + 1], sc.f_e[f0 + 1])
-        if inv <= 0:
-            col_null(self.s_invcol)
-            col_null(self.s_invimg)
-            col_null(self.s_invmode)
-        # 3 date + 4 time
-        self._put_ts(sc, f0, row)
+            self._copy_prev(row, i, 0)
         # 5 owner, 6 name
         self._hstr(sc, self.schema, f0, 4, row)
         self._hstr(sc, self.table, f0, 5, row)
@@ -793,6 +787,91 @@ cdef class TableOut:
         else:
             col_null(self.op)
             self._err(row, 6, E_VALUE, sc.f_s[f0 + 6], sc.f_s[f0 + 6], sc.f_e[f0 + 6])
+        if not self._same_span(sc, f0, 7, 11, row, &self.cb_ptr, &self.cb_len, self.cb_ok):
+            self.herr = 0
+            self._group_b(sc, f0, row)
+            self.cb_ok = not self.herr
+        else:
+            self._copy_prev(row, i, 1)
+        self.crow = row
+        if kind == 2:
+            self.rowop[i] = 0           # a field-count mismatch has no images
+        return 0
+
+
+    cdef inline bint _same_span(self, Scanner sc, int64_t f0, int64_t fa, int64_t fb,
+                                int64_t row, const uint8_t** ptr, int64_t* ln,
+                                bint ok) noexcept:
+        """Whether fields fa..fb equal the previous row's (then they need no conversion);
+        remembers this row's span either way."""
+        cdef const uint8_t* p = sc.data + sc.f_s[f0 + fa]
+        cdef int64_t n = sc.f_e[f0 + fb] - sc.f_s[f0 + fa]
+        cdef bint same = ok and self.crow == row - 1 and n == ln[0] \
+            and memcmp(p, ptr[0], n) == 0
+        ptr[0] = p
+        ln[0] = n
+        return same
+
+    cdef inline void _herr(self, int64_t row, int32_t field, int32_t code, int64_t pos,
+                           int64_t a, int64_t b) noexcept:
+        self.herr = 1
+        self._err(row, field, code, pos, a, b)
+
+    cdef void _copy_prev(self, int64_t row, int64_t i, int group) noexcept:
+        """Copy the previous row's results of header group 0 (fields 1-4) or 1 (8-12)."""
+        if group == 0:
+            _again_fixed(self.s_type, row)
+            _again_var(self.s_ident, row)
+            _again_fixed(self.s_invcol, row)
+            _again_var(self.s_invimg, row)
+            _again_var(self.s_invmode, row)
+            _again_fixed(self.s_put, row)
+            self.rowmode[i] = self.ca_mode
+        else:
+            _again_var(self.txid, row)
+            _again_var(self.commit_pos, row)
+            _again_fixed(self.commit_ts, row)
+            _again_var(self.s_plan, row)
+            _again_fixed(self.s_seg, row)
+
+    cdef int _group_a(self, Scanner sc, int64_t f0, int64_t row, int64_t i) except -1:
+        """Header fields 1-4: type, identifier (and its invalid-column marker), put time."""
+        cdef int64_t n, v, inv
+        cdef const uint8_t* p
+        cdef const uint8_t* a = self.asc
+        # 1 type
+        p = sc.content(f0, &n)
+        if _null(sc, f0):
+            col_null(self.s_type)
+        elif parse_int(p, n, a, INT32_MIN, INT32_MAX, &v):
+            (<int32_t*>self.s_type.data)[row] = <int32_t>v
+            col_valid(self.s_type, row)
+            self.s_type.length += 1
+        else:
+            col_null(self.s_type)
+            self._herr(row, 0, E_VALUE, sc.f_s[f0], sc.f_s[f0], sc.f_e[f0])
+        # 2 identifier, and the invalid-column marker in it
+        inv = 0
+        if self._hstr(sc, self.s_ident, f0, 1, row):
+            p = sc.content(f0 + 1, &n)
+            if n >= 19 and _ascii_eq(p, a, b"IBM-INVALID-COLUMN-", 19):
+                inv = self._invalid(p + 19, n - 19, row, i)
+                if inv < 0:
+                    self._herr(row, 1, E_VALUE, sc.f_s[f0 + 1], sc.f_s[f0 + 1], sc.f_e[f0 + 1])
+        if inv <= 0:
+            col_null(self.s_invcol)
+            col_null(self.s_invimg)
+            col_null(self.s_invmode)
+        # 3 date + 4 time
+        self._put_ts(sc, f0, row)
+        return 0
+
+    cdef int _group_b(self, Scanner sc, int64_t f0, int64_t row) except -1:
+        """Header fields 8-12: transaction id, commit LSN, commit time, plan, segment."""
+        cdef int64_t n, v, g, ndig
+        cdef const uint8_t* p
+        cdef const uint8_t* a = self.asc
+        cdef Column c
         # 8 transaction id
         self._hstr(sc, self.txid, f0, 7, row)
         # 9 commit_lsn: 4-hex-digit groups joined by ':' → bytes
@@ -802,7 +881,7 @@ cdef class TableOut:
             col_null(c)
         elif (n + 1) % 5 != 0:
             col_null(c)
-            self._err(row, 8, E_VALUE, sc.f_s[f0 + 8], sc.f_s[f0 + 8], sc.f_e[f0 + 8])
+            self._herr(row, 8, E_VALUE, sc.f_s[f0 + 8], sc.f_s[f0 + 8], sc.f_e[f0 + 8])
         else:
             g = 0
             ndig = c.dlen
@@ -814,7 +893,7 @@ cdef class TableOut:
             if g < n:
                 c.dlen = ndig
                 col_null(c)
-                self._err(row, 8, E_VALUE, sc.f_s[f0 + 8], sc.f_s[f0 + 8], sc.f_e[f0 + 8])
+                self._herr(row, 8, E_VALUE, sc.f_s[f0 + 8], sc.f_s[f0 + 8], sc.f_e[f0 + 8])
             else:
                 var_commit(c)
         # 10 commit_time
@@ -827,7 +906,7 @@ cdef class TableOut:
             self.commit_ts.length += 1
         else:
             col_null(self.commit_ts)
-            self._err(row, 9, E_VALUE, sc.f_s[f0 + 9], sc.f_s[f0 + 9], sc.f_e[f0 + 9])
+            self._herr(row, 9, E_VALUE, sc.f_s[f0 + 9], sc.f_s[f0 + 9], sc.f_e[f0 + 9])
         # 11 plan name
         self._hstr(sc, self.s_plan, f0, 10, row)
         # 12 segment number
@@ -840,11 +919,8 @@ cdef class TableOut:
             self.s_seg.length += 1
         else:
             col_null(self.s_seg)
-            self._err(row, 11, E_VALUE, sc.f_s[f0 + 11], sc.f_s[f0 + 11], sc.f_e[f0 + 11])
-        if kind == 2:
-            self.rowop[i] = 0           # a field-count mismatch has no images
+            self._herr(row, 11, E_VALUE, sc.f_s[f0 + 11], sc.f_s[f0 + 11], sc.f_e[f0 + 11])
         return 0
-
 
     cdef int _invalid(self, const uint8_t* p, int64_t n, int64_t row, int64_t i) noexcept:
         """The tail of ``IBM-INVALID-COLUMN-`` : 1–4 digits, optional '-', A|B, '-', HEX|NULL.
@@ -902,9 +978,9 @@ cdef class TableOut:
         if bad_date or bad_time:
             col_null(self.s_put)
             if bad_date:
-                self._err(row, 2, E_VALUE, sc.f_s[f0 + 2], sc.f_s[f0 + 2], sc.f_e[f0 + 2])
+                self._herr(row, 2, E_VALUE, sc.f_s[f0 + 2], sc.f_s[f0 + 2], sc.f_e[f0 + 2])
             else:
-                self._err(row, 3, E_VALUE, sc.f_s[f0 + 3], sc.f_s[f0 + 3], sc.f_e[f0 + 3])
+                self._herr(row, 3, E_VALUE, sc.f_s[f0 + 3], sc.f_s[f0 + 3], sc.f_e[f0 + 3])
             return
         (<int64_t*>self.s_put.data)[row] = (days_from_civil(y, 1, 1) + doy - 1) * US_PER_DAY \
             + ((h * 60 + mi) * 60 + s) * US_PER_SEC + us
@@ -1279,6 +1355,27 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
             nf_out[0] = nf
             return p
         p += 1                                  # past the column delimiter
+
+
+cdef inline void _again_fixed(Column c, int64_t row) noexcept:
+    """Row `row` of a fixed-width column repeats row - 1."""
+    memcpy(c.data + row * c.width, c.data + (row - 1) * c.width, c.width)
+    if bits_get(c.valid, row - 1):
+        col_valid(c, row)
+    c.length += 1
+
+
+cdef inline void _again_var(Column c, int64_t row) noexcept:
+    """Row `row` of a string/binary column repeats row - 1."""
+    cdef int64_t s, e
+    if bits_get(c.valid, row - 1):
+        s = c.offs[row - 1]
+        e = c.offs[row]
+        memcpy(c.data + c.dlen, c.data + s, e - s)
+        c.dlen += e - s
+        var_commit(c)
+    else:
+        col_null(c)
 
 
 cdef inline bint _null(Scanner sc, int64_t fi) noexcept:
