@@ -56,6 +56,7 @@ cdef enum:
     E_INSERT_BEFORE = 12
     E_DELETE_AFTER = 13
     E_HEX = 14
+    E_TEXT = 15
 
 # scan status
 cdef enum:
@@ -77,7 +78,8 @@ cdef int64_t I64_MIN = -9223372036854775807 - 1, I64_MAX = 9223372036854775807
 ERROR_CODES = {"unterminated": E_UNTERMINATED, "after_close": E_AFTER_CLOSE,
                "stray_quote": E_STRAY_QUOTE, "too_few": E_TOO_FEW, "count": E_COUNT,
                "odd": E_ODD, "value": E_VALUE, "not_null": E_NOT_NULL,
-               "insert_before": E_INSERT_BEFORE, "delete_after": E_DELETE_AFTER, "hex": E_HEX}
+               "insert_before": E_INSERT_BEFORE, "delete_after": E_DELETE_AFTER, "hex": E_HEX,
+               "text": E_TEXT}
 
 
 cdef inline void* _grow(void* p, int64_t n) except NULL:
@@ -241,7 +243,7 @@ cdef class Scanner:
         return 0
 
     cdef uint8_t* _scratch(self, int64_t n) except NULL:
-        if n > self.scap:
+        if n > self.scap or self.scratch == NULL:      # never NULL, even for n == 0
             self.scap = max(n, 2 * self.scap, 4096)
             self.scratch = <uint8_t*>_grow(self.scratch, self.scap)
         return self.scratch
@@ -635,7 +637,7 @@ cdef class TableOut:
         if self._text(c, p, n):
             return 1
         col_null(c)
-        self._herr(row, fld, E_VALUE, sc.f_s[f0 + fld], sc.f_s[f0 + fld], sc.f_e[f0 + fld])
+        self._herr(row, fld, E_TEXT, sc.f_s[f0 + fld], sc.f_s[f0 + fld], sc.f_e[f0 + fld])
         return 0
 
     cdef inline void _lit(self, Column c, const char* s, int64_t n) noexcept:

@@ -1,10 +1,10 @@
 """Wall-clock times in a named zone → UTC, vectorized (SPEC §3: `source_tz`).
 
-An ambiguous local time (clocks turned back) is read as the earlier instant, and a skipped one
-(clocks turned forward) with the offset in force before the change — exactly what Python's
-``datetime(..., tzinfo=ZoneInfo(z), fold=0)`` does, which is what the reference decoders use.
-The zone's transitions in the data's range are found once per array (sampling daily, then
-bisecting to the second), never per value.
+An ambiguous local time (clocks turned back) and a skipped one (clocks turned forward) are both
+read as the earlier of the instants they can mean (SPEC §3): for a repeated hour the first
+pass, for a skipped hour the new offset. The reference decoders take the earlier of Python's
+fold=0 and fold=1. The zone's transitions near the data's days are found once per array
+(sampling, then bisecting to the second), never per value.
 """
 from __future__ import annotations
 
@@ -47,12 +47,16 @@ def is_utc(name: str) -> bool:
 
 
 def local_to_utc_us(local_us: int, name: str) -> int:
-    """One value, the reference way (fold=0)."""
+    """One value, the reference way: the earlier of the instants the wall clock can mean
+    (fold=0 and fold=1 differ only at a change: both real when clocks go back, neither when
+    they skip forward)."""
     z = zone(name)
     wall = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=local_us)
-    aware = wall.replace(tzinfo=z, fold=0)
-    delta = aware.astimezone(_UTC) - _EPOCH
-    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+    def utc_us(fold):
+        delta = wall.replace(tzinfo=z, fold=fold).astimezone(_UTC) - _EPOCH
+        return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return min(utc_us(0), utc_us(1))
 
 
 def _offset_us(z, utc_s: int) -> int:
@@ -60,30 +64,31 @@ def _offset_us(z, utc_s: int) -> int:
     return int(t.astimezone(z).utcoffset().total_seconds()) * 1_000_000
 
 
-_MIN_S = -62135596800 + 3 * 86400      # 0001-01-04: room for any zone's offset
-_MAX_S = 253402300799 - 3 * 86400       # 9999-12-28
+_MIN_S = -62135596800 + 2 * 86400      # 0001-01-03: room for any zone's offset
+_MAX_S = 253402300799 - 2 * 86400       # 9999-12-29
 
 
-def _transitions(z, lo_s: int, hi_s: int):
-    """UTC seconds at which the offset changes in [lo_s, hi_s], with offsets before/after
-    (clamped to the years datetime can hold; zones are fixed that far out)."""
+def _transitions(z, days):
+    """Offset changes near the given local days: (UTC second, offset before, after) found by
+    sampling each day's neighbourhood (an instant's local day is within a day of its UTC
+    day) and bisecting to the second; and the offset before the first sample."""
     step = 86400
-    lo_s = min(max(lo_s, _MIN_S), _MAX_S - 2 * step)
-    hi_s = max(min(hi_s, _MAX_S - 2 * step), lo_s)
-    points = np.arange(lo_s - step, hi_s + 2 * step, step, dtype=np.int64)
-    offs = np.array([_offset_us(z, p) for p in points], dtype=np.int64)
+    pts = np.unique(np.clip(np.concatenate([(days + k) * step for k in (-1, 0, 1, 2)]),
+                            _MIN_S, _MAX_S))
+    offs = [_offset_us(z, p) for p in pts.tolist()]
     out = []
-    for i in np.nonzero(offs[1:] != offs[:-1])[0]:
-        a, b = int(points[i]), int(points[i + 1])
-        oa = int(offs[i])
-        while b - a > 1:                      # bisect to the second
+    for i in range(len(pts) - 1):
+        if offs[i] == offs[i + 1]:
+            continue
+        a, b, oa = int(pts[i]), int(pts[i + 1]), offs[i]
+        while b - a > 1:
             mid = (a + b) // 2
             if _offset_us(z, mid) == oa:
                 a = mid
             else:
                 b = mid
-        out.append((b, oa, int(offs[i + 1])))
-    return out, int(offs[0])
+        out.append((b, oa, offs[i + 1]))
+    return out, offs[0]
 
 
 def local_to_utc(arr: pa.Array, name: str) -> pa.Array:
@@ -99,12 +104,10 @@ def local_to_utc(arr: pa.Array, name: str) -> pa.Array:
         return arr.view(target)
     local = np.asarray(arr.cast(pa.int64()).fill_null(0))
     valid = np.asarray(arr.is_valid())
-    lo = int(local[valid].min() // 1_000_000) - 2 * 86400
-    hi = int(local[valid].max() // 1_000_000) + 2 * 86400
-    trans, first_off = _transitions(z, lo, hi)
-    # the wall clock from which each offset applies: transition + the larger of the two
-    # offsets (so an ambiguous hour keeps the earlier offset, and a skipped hour too)
-    bounds = np.array([t * 1_000_000 + max(a, b) for t, a, b in trans], dtype=np.int64)
+    trans, first_off = _transitions(z, np.unique(local[valid] // 86_400_000_000))
+    # each offset applies from the wall clock `transition + offset before` on: a wall clock
+    # in the hour clocks repeat or skip then takes the larger offset, the earlier instant
+    bounds = np.array([t * 1_000_000 + a for t, a, _ in trans], dtype=np.int64)
     offsets = np.array([first_off] + [b for _, _, b in trans], dtype=np.int64)
     idx = np.searchsorted(bounds, local, side="right")
     return _with_validity(arr, local - offsets[idx], target)

@@ -39,3 +39,9 @@ def show_value(raw: bytes, encoding: str = "utf-8", limit: int = 40) -> str:
     if len(text) > limit:
         return repr(text[:limit]) + "…"
     return repr(text)
+
+
+def printable(name: str) -> str:
+    """A name as error texts show it: control characters (a newline in a quoted table name)
+    escaped, so that an error is always one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)

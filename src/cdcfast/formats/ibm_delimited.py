@@ -14,13 +14,13 @@ from .. import _tz, codepages
 from ..catalog import STRING_TYPE, Column, Table
 from .. import envelope
 from ..envelope import UTC_US
-from ..errors import DecodeError, error_text, show_value
+from ..errors import DecodeError, printable, show_value
 from .base import ALL, HEADERS, Format, Want, apply_mode, binary_column, errors_column, \
     full_name
 
 # error codes, shared with the kernel (native/cdcfast/_ibm.pyx)
 E_UNTERMINATED, E_AFTER_CLOSE, E_STRAY_QUOTE, E_TOO_FEW, E_COUNT, E_ODD = 1, 2, 3, 4, 5, 6
-E_VALUE, E_NOT_NULL, E_INSERT_BEFORE, E_DELETE_AFTER, E_HEX = 10, 11, 12, 13, 14
+E_VALUE, E_NOT_NULL, E_INSERT_BEFORE, E_DELETE_AFTER, E_HEX, E_TEXT = 10, 11, 12, 13, 14, 15
 
 # the seed's names for the 12 header fields, as errors name them
 HEADER_FIELDS = ("type", "identifier", "date", "time", "table_owner", "table_name",
@@ -130,7 +130,10 @@ class IbmDelimited(Format):
         if code == E_TOO_FEW:
             return fname, f"record has {nfields} fields, fewer than the 12 of the header"
         if code == E_COUNT:
-            return fname, f"record has {nfields} fields, table {table} needs {12 + 2 * ncols}"
+            return fname, (f"record has {nfields} fields, table {printable(table)} needs "
+                           f"{12 + 2 * ncols}")
+        if code == E_TEXT:
+            return fname, f"{self.show(raw)} is not {self.encoding} text"
         if code == E_ODD:
             return fname, f"record has {nfields} fields: an odd number of data fields"
         if code == E_NOT_NULL:

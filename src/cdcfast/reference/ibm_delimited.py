@@ -27,7 +27,7 @@ from ..errors import DecodeError
 from ..formats.base import ALL, apply_mode, full_name
 from ..formats.ibm_delimited import (E_AFTER_CLOSE, E_COUNT, E_DELETE_AFTER, E_HEX,
                                      E_INSERT_BEFORE, E_NOT_NULL, E_ODD, E_STRAY_QUOTE,
-                                     E_TOO_FEW, E_UNTERMINATED, E_VALUE, SOURCE)
+                                     E_TEXT, E_TOO_FEW, E_UNTERMINATED, E_VALUE, SOURCE)
 
 RECORD = -1                 # the field number of record-level errors ("record")
 HEADER_FIELDS = 12
@@ -328,7 +328,7 @@ class Converter:
             return False, None
         if single:
             try:
-                x = struct.unpack("f", struct.pack("f", x))[0]
+                x = struct.unpack("<f", struct.pack("<f", x))[0]   # "<f" checks the range
             except OverflowError:                       # beyond float32's range
                 return False, None
         return True, x
@@ -466,7 +466,9 @@ class PartDecoder:
                 # read with another spelling's N.
                 group = self.group(rec)
                 if group not in self.ncols and rec.data_fields() % 2 == 0:
-                    self.ncols[group] = (rec.data_fields() // 2, rec.ident)
+                    # errors name the table as the call does: X for the names it merges
+                    self.ncols[group] = (rec.data_fields() // 2,
+                                         group[0] if isinstance(group, tuple) else rec.ident)
         for rec in out:             # field counts, now that every table knows its N
             if rec.attributable:
                 d = rec.data_fields()
@@ -595,8 +597,8 @@ class PartDecoder:
             if f[i].is_null:
                 return None
             s = conv.text(f[i].content)
-            if s is None:
-                fail(i)
+            if s is None:           # not text in the message's encoding
+                errors.append((i, E_TEXT, f[i].start, data[f[i].start:f[i].end]))
             return s
 
         def integer(i):
