@@ -70,7 +70,8 @@ cdef enum:
     F_ESCAPED = 2
     F_NULL = 4          # empty and unquoted: SQL NULL (one load to test, not three)
 
-cdef int32_t NO_ERROR = 0x7fffffff
+cdef enum:
+    ERR_WORDS = 9       # an error entry: row, field, code, pos, a, b, message, start, end
 cdef int64_t INT8_MIN = -128, INT8_MAX = 127, INT16_MIN = -32768, INT16_MAX = 32767
 cdef int64_t INT32_MIN = -2147483648, INT32_MAX = 2147483647
 cdef int64_t I64_MIN = -9223372036854775807 - 1, I64_MAX = 9223372036854775807
@@ -465,7 +466,11 @@ cdef class TableOut:
     cdef public Column op, source_op, schema, table, txid, commit_ts, commit_pos, seq
     cdef public Column s_type, s_ident, s_put, s_plan, s_seg, s_invcol, s_invimg, s_invmode
     # bookkeeping per row
-    cdef public Column e_field, e_code, e_pos, e_a, e_b, r_msg, r_start, r_end, r_kind
+    # errors, sparse: one entry of ERR_WORDS int64 per problem (rows without any cost nothing)
+    cdef int64_t* errs
+    cdef int64_t nerr, errcap
+    cdef Scanner cur_sc
+    cdef int64_t cur_row0
     # images
     cdef public list before, after, changed, present
     cdef public Column before_v, after_v, changed_v, present_v
@@ -519,12 +524,10 @@ cdef class TableOut:
         for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "s_ident",
                      "s_plan", "s_invimg", "s_invmode"):
             setattr(self, name, Column(VAR))
-        for name in ("commit_ts", "seq", "s_put", "e_pos", "e_a", "e_b", "r_msg", "r_start",
-                     "r_end"):
+        for name in ("commit_ts", "seq", "s_put"):
             setattr(self, name, Column(FIXED, 8))
-        for name in ("s_type", "s_seg", "s_invcol", "e_field", "e_code"):
+        for name in ("s_type", "s_seg", "s_invcol"):
             setattr(self, name, Column(FIXED, 4))
-        self.r_kind = Column(FIXED, 1)
         self.before = [self._value_column(j) for j in range(n)]
         self.after = [self._value_column(j) for j in range(n)]
         self.changed = [Column(BITS) for j in range(n)]
@@ -537,6 +540,7 @@ cdef class TableOut:
     def __dealloc__(self):
         free(self.kind); free(self.prec); free(self.scale); free(self.nullable)
         free(self.is_char); free(self.is_lob); free(self.rowop); free(self.rowmode)
+        free(self.errs)
         free(self.rowrec)
 
     cdef Column _value_column(self, int64_t j):
@@ -574,40 +578,53 @@ cdef class TableOut:
             if c.layout == VAR and c.length > 0:
                 c.reserve_data(<int64_t>(c.dlen * (rows / <double>c.length) * 1.1) - c.dlen + 64)
 
-    def error_rows(self, int64_t row0=0):
-        """Rows from row0 on whose record has an error."""
-        cdef int32_t* ef = <int32_t*>self.e_field.data
-        cdef int64_t i
-        return [i for i in range(row0, self.seq.length) if ef[i] != NO_ERROR]
+    def errors(self, int64_t first=0):
+        """The error entries from entry `first` on, as an int64 array of rows (row, field,
+        code, pos, a, b, message, record start, record end); `error_count` tells how many."""
+        cdef int64_t n = self.nerr - first
+        out = np.empty((max(n, 0), ERR_WORDS), dtype=np.int64)
+        cdef int64_t[:, ::1] o = out
+        if n > 0:
+            memcpy(&o[0, 0], self.errs + first * ERR_WORDS, n * ERR_WORDS * 8)
+        return out
 
-    def error_info(self, int64_t row):
-        """(field, code, pos, a, b, message, record start, record end) of a row's error."""
-        return ((<int32_t*>self.e_field.data)[row], (<int32_t*>self.e_code.data)[row],
-                (<int64_t*>self.e_pos.data)[row], (<int64_t*>self.e_a.data)[row],
-                (<int64_t*>self.e_b.data)[row], (<int64_t*>self.r_msg.data)[row],
-                (<int64_t*>self.r_start.data)[row], (<int64_t*>self.r_end.data)[row])
+    @property
+    def error_count(self):
+        return self.nerr
 
-    def row_kinds(self):
-        """Per row: 0 clean split, 1 unattributable, 2 field-count mismatch (numpy view)."""
-        return np.frombuffer(self.r_kind.dbuf, dtype=np.uint8, count=self.seq.length)
+    def clear_errors(self):
+        self.nerr = 0
 
     cdef list _all_header(self):
         return [self.op, self.source_op, self.schema, self.table, self.txid, self.commit_ts,
                 self.commit_pos, self.seq, self.s_type, self.s_ident, self.s_put, self.s_plan,
-                self.s_seg, self.s_invcol, self.s_invimg, self.s_invmode, self.e_field,
-                self.e_code, self.e_pos, self.e_a, self.e_b, self.r_msg, self.r_start,
-                self.r_end, self.r_kind]
+                self.s_seg, self.s_invcol, self.s_invimg, self.s_invmode]
 
     # -- small writers ---------------------------------------------------------------------
-    cdef inline void _err(self, int64_t row, int32_t field, int32_t code, int64_t pos,
-                          int64_t a, int64_t b) noexcept:
-        cdef int32_t* ef = <int32_t*>self.e_field.data
-        if field < ef[row]:
-            ef[row] = field
-            (<int32_t*>self.e_code.data)[row] = code
-            (<int64_t*>self.e_pos.data)[row] = pos
-            (<int64_t*>self.e_a.data)[row] = a
-            (<int64_t*>self.e_b.data)[row] = b
+    cdef void _err(self, int64_t row, int32_t field, int32_t code, int64_t pos,
+                   int64_t a, int64_t b) noexcept:
+        """Note a problem of row `row` (of the chunk being converted); the Python layer keeps
+        each row's first in field order."""
+        cdef int64_t rix = self.rowrec[row - self.cur_row0]
+        cdef int64_t* e
+        cdef Scanner sc = self.cur_sc
+        if self.nerr == self.errcap:
+            self.errcap = max(64, 2 * self.errcap)
+            e = <int64_t*>realloc(self.errs, self.errcap * ERR_WORDS * 8)
+            if e == NULL:
+                return                  # out of memory for error notes: keep the earlier ones
+            self.errs = e
+        e = self.errs + self.nerr * ERR_WORDS
+        e[0] = row
+        e[1] = field
+        e[2] = code
+        e[3] = pos
+        e[4] = a
+        e[5] = b
+        e[6] = sc.r_msg[rix]
+        e[7] = sc.r_start[rix]
+        e[8] = sc.r_end[rix]
+        self.nerr += 1
 
     cdef inline bint _text(self, Column c, const uint8_t* p, int64_t n) noexcept:
         """Append text in the message's code page as UTF-8; 0 (nothing appended) if it is
@@ -672,11 +689,11 @@ cdef class TableOut:
         row0 = self.seq.length
         if row0 == 0:
             self.crow = -2          # a new batch: nothing to repeat
+        self.cur_sc = sc
+        self.cur_row0 = row0
         self._reserve(sc, k)
         for i in range(k):
             self._header_row(sc, self.rowrec[i], row0 + i, i)
-        for c in (self.e_field, self.e_code, self.e_pos, self.e_a, self.e_b):
-            c.length += k
         if self.images:
             self._images(sc, k, row0)
         return k
@@ -706,9 +723,6 @@ cdef class TableOut:
         self.op.reserve_data(k)
         self.s_invimg.reserve_data(k)
         self.s_invmode.reserve_data(4 * k)
-        cdef int32_t* ef = <int32_t*>self.e_field.data
-        for i in range(k):
-            ef[self.seq.length + i] = NO_ERROR
         if not self.images:
             return 0
         for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
@@ -740,14 +754,6 @@ cdef class TableOut:
         (<int64_t*>self.seq.data)[row] = sc.r_seq[rix]
         col_valid(self.seq, row)
         self.seq.length += 1
-        (<int64_t*>self.r_msg.data)[row] = sc.r_msg[rix]
-        (<int64_t*>self.r_start.data)[row] = sc.r_start[rix]
-        (<int64_t*>self.r_end.data)[row] = sc.r_end[rix]
-        self.r_msg.length += 1
-        self.r_start.length += 1
-        self.r_end.length += 1
-        (<uint8_t*>self.r_kind.data)[row] = <uint8_t>kind
-        self.r_kind.length += 1
         self.rowop[i] = 0
         self.rowmode[i] = 0
         if sc.r_err[rix]:

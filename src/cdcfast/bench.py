@@ -109,13 +109,20 @@ print(t1 - t0, t2 - t0)
 """
 
 _PEAK = """
-import resource, sys, cdcfast
+import sys, cdcfast
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+
 cat = cdcfast.Catalog.load(sys.argv[1])
 dec = cdcfast.Decoder(sys.argv[3], catalog=cat)
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with open("/proc/self/clear_refs", "w") as f:    # reset the peak (VmHWM) to the current RSS
+    f.write("5")
+base = status("VmRSS:")
 t = dec.decode(sys.argv[2], table=sys.argv[4])
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print((peak - base) * 1024, t.nbytes)
+print(status("VmHWM:") - base, t.nbytes)
 """
 
 

@@ -166,6 +166,15 @@ class IbmDelimited(Format):
             else raw.decode("utf-8", errors="replace")
 
 
+# columns of the kernel's error entries (TableOut.errors)
+ROW, FIELD, CODE, POS, A, B, MSG, START, END = range(9)
+
+
+def _first_in_input_order(ents):
+    """The entry of the earliest record (message, then byte), its first field."""
+    return ents[np.lexsort((ents[:, FIELD], ents[:, START], ents[:, MSG]))[0]]
+
+
 class _Output:
     """One output table of a native run: its kernel builder and what it describes."""
 
@@ -313,19 +322,17 @@ class _NativeRun:
         firsts = []
         for o in list(self.outputs.values()):
             out = self._builder(o)
-            row0 = out.length
+            e0 = out.error_count
             k = out.convert(sc, self.slots, o.slot, o.key == ckey)
             o.input_bytes += nbytes
             if k and not o.presized:
                 self._presize(o)
-            if k and self.mode == "FAILFAST":
-                rows = out.error_rows(row0)
-                if rows:
-                    info = out.error_info(rows[0])
-                    firsts.append(((info[5], info[6]), o, rows[0]))
+            if self.mode == "FAILFAST" and out.error_count > e0:
+                e = _first_in_input_order(out.errors(e0))
+                firsts.append(((e[MSG], e[START], e[FIELD]), o, e))
         if firsts:
-            _, o, row = min(firsts, key=lambda x: x[0])
-            raise self._error(o, row)
+            _, o, e = min(firsts, key=lambda x: x[0])
+            raise self._error(o, e)
         for o in self.outputs.values():
             if o.out is not None and (done or o.out.length >= self.batch_rows
                                       or o.input_bytes >= FLUSH_BYTES) \
@@ -346,8 +353,9 @@ class _NativeRun:
             o.out.presize(est)
 
     # -- batches -----------------------------------------------------------------------------
-    def _error(self, o: _Output, row) -> DecodeError:
-        field, code, pos, a, b, msg, start, end = o.out.error_info(row)
+    def _error(self, o: _Output, entry) -> DecodeError:
+        """The DecodeError of one kernel error entry."""
+        _, field, code, pos, a, b, msg, _, _ = (int(x) for x in entry)
         part = self.part
         mstart = int(part.offsets[msg])
         data = memoryview(part.data)
@@ -366,17 +374,22 @@ class _NativeRun:
     def _finish(self, o: _Output) -> pa.RecordBatch:
         out, fmt = o.out, self.fmt
         n = out.length
-        kinds = out.row_kinds().copy()
-        err_rows = out.error_rows(0)
-        errs = [self._error(o, r) for r in err_rows]
+        ents = out.errors(0)
+        out.clear_errors()
+        # each row's first problem in field order
+        ents = ents[np.lexsort((ents[:, FIELD], ents[:, ROW]))]
+        firsts = ents[np.r_[True, ents[1:, ROW] != ents[:-1, ROW]]] if len(ents) else ents
+        errs = [self._error(o, e) for e in firsts]
+        err_rows = firsts[:, ROW].tolist()
         first = errs[0] if errs else None
         texts = [str(e) for e in errs]
-        bad = np.nonzero(kinds)[0].tolist()
+        # rows whose record could not be split (1) or whose field count is wrong (2)
+        kinds = np.zeros(n, dtype=np.uint8)
+        rec = firsts[(firsts[:, CODE] >= E_UNTERMINATED) & (firsts[:, CODE] <= E_ODD)]
+        kinds[rec[:, ROW]] = np.where(rec[:, CODE] <= E_TOO_FEW, 1, 2)
+        bad = rec[:, ROW].tolist()
         data = memoryview(self.part.data)
-        raws = []
-        for r in bad:
-            _, _, _, _, _, _, start, end = out.error_info(r)
-            raws.append(bytes(data[start:end]))
+        raws = [bytes(data[int(s):int(e)]) for s, e in zip(rec[:, START], rec[:, END])]
         tz = fmt.options["source_tz"]
         local = pa.timestamp("us")
         commit_ts = _tz.local_to_utc(out.commit_ts.finish(local), tz)
@@ -409,10 +422,6 @@ class _NativeRun:
         arrays.append(source)
         arrays.append(errors_column(n, err_rows, texts))
         arrays.append(binary_column(n, bad, raws))
-        for c in (out.e_field, out.e_code, out.e_pos, out.e_a, out.e_b, out.r_msg,
-                  out.r_start, out.r_end, out.r_kind):
-            c.finish(pa.uint8() if c is out.r_kind else pa.int64() if c.width == 8
-                     else pa.int32())
         batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
         o.input_bytes = 0
         o.presized = False
