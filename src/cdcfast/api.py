@@ -132,28 +132,30 @@ class Decoder:
             raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
 
 
-def _decoder(cls, format, catalog, mode, options) -> Decoder:
-    return cls(format, catalog=catalog, mode=mode, **options)
+def functions(cls):
+    """decode, decode_tables, headers and read_batches over a Decoder class (the native one
+    here; cdcfast.reference builds the same four over its own)."""
+
+    def decode(source, format: str, catalog=None, table: str | None = None,
+               mode: str = "PERMISSIVE", **options) -> pa.Table:
+        return cls(format, catalog, mode, **options).decode(source, table=table)
+
+    def decode_tables(source, format: str, catalog=None, mode: str = "PERMISSIVE",
+                      **options) -> dict:
+        return cls(format, catalog, mode, **options).decode_tables(source)
+
+    def headers(source, format: str, catalog=None, table: str | None = None,
+                mode: str = "PERMISSIVE", **options) -> pa.Table:
+        return cls(format, catalog, mode, **options).headers(source, table=table)
+
+    def read_batches(source, format: str, catalog=None, table: str | None = None,
+                     batch_size: int = 65536, mode: str = "PERMISSIVE", **options):
+        if not isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview, pa.Array,
+                                   pa.ChunkedArray, list, tuple)):
+            raise TypeError("read_batches reads a path, bytes or message array")
+        return cls(format, catalog, mode, **options).read_batches(source, table, batch_size)
+
+    return decode, decode_tables, headers, read_batches
 
 
-def decode(source, format: str, catalog=None, table: str | None = None,
-           mode: str = "PERMISSIVE", **options) -> pa.Table:
-    return Decoder(format, catalog, mode, **options).decode(source, table=table)
-
-
-def decode_tables(source, format: str, catalog=None, mode: str = "PERMISSIVE",
-                  **options) -> dict:
-    return Decoder(format, catalog, mode, **options).decode_tables(source)
-
-
-def headers(source, format: str, catalog=None, table: str | None = None,
-            mode: str = "PERMISSIVE", **options) -> pa.Table:
-    return Decoder(format, catalog, mode, **options).headers(source, table=table)
-
-
-def read_batches(source, format: str, catalog=None, table: str | None = None,
-                 batch_size: int = 65536, mode: str = "PERMISSIVE", **options):
-    if not isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview, pa.Array,
-                               pa.ChunkedArray, list, tuple)):
-        raise TypeError("read_batches reads a path, bytes or message array")
-    return Decoder(format, catalog, mode, **options).read_batches(source, table, batch_size)
+decode, decode_tables, headers, read_batches = functions(Decoder)

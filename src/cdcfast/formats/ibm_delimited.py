@@ -30,6 +30,13 @@ _HEADER_WHAT = {0: "an INTEGER", 1: "an IBM-INVALID-COLUMN identifier", 2: "a YY
                 3: "an HHMMSSmmmmmm time", 6: "ISRT, REPL or DLET", 8: "an LSN",
                 9: "a TIMESTAMP", 11: "an INTEGER"}
 
+_REASONS = {E_UNTERMINATED: "unterminated string",
+            E_AFTER_CLOSE: "text after closing string delimiter",
+            E_STRAY_QUOTE: "string delimiter inside an unquoted field",
+            E_NOT_NULL: "null in NOT NULL column",
+            E_INSERT_BEFORE: "an insert carries a before value",
+            E_DELETE_AFTER: "a delete carries an after value"}
+
 SOURCE = pa.struct([
     pa.field("type", pa.int32()), pa.field("identifier", pa.string()),
     pa.field("put_ts", UTC_US), pa.field("plan_name", pa.string()),
@@ -121,27 +128,17 @@ class IbmDelimited(Format):
         else:
             j = field - 12
             fname = f"before.{columns[j].name}" if j < n else f"after.{columns[j - n].name}"
-        if code == E_UNTERMINATED:
-            return fname, "unterminated string"
-        if code == E_AFTER_CLOSE:
-            return fname, "text after closing string delimiter"
-        if code == E_STRAY_QUOTE:
-            return fname, "string delimiter inside an unquoted field"
+        if code in _REASONS:
+            return fname, _REASONS[code]
         if code == E_TOO_FEW:
             return fname, f"record has {nfields} fields, fewer than the 12 of the header"
         if code == E_COUNT:
             return fname, (f"record has {nfields} fields, table {printable(table)} needs "
                            f"{12 + 2 * ncols}")
-        if code == E_TEXT:
-            return fname, f"{self.show(raw)} is not {self.encoding} text"
         if code == E_ODD:
             return fname, f"record has {nfields} fields: an odd number of data fields"
-        if code == E_NOT_NULL:
-            return fname, "null in NOT NULL column"
-        if code == E_INSERT_BEFORE:
-            return fname, "an insert carries a before value"
-        if code == E_DELETE_AFTER:
-            return fname, "a delete carries an after value"
+        if code == E_TEXT:
+            return fname, f"{self.show(raw)} is not {self.encoding} text"
         if code == E_HEX:
             return fname, f"{self.show(raw)} is not hex text"
         if field < 12:
