@@ -21,7 +21,7 @@ from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_
                              bits_set, bits_get, var_commit)
 from cdcfast._values cimport (A, cdc_i128, parse_int, parse_decimal, parse_float, parse_date10,
                               parse_time, parse_timestamp, digits, days_from_civil, is_leap,
-                              hexval, unhex, utf8_valid, to_utf8, US_PER_SEC, US_PER_DAY)
+                              hexval, unhex, utf8_valid, utf8_copy, to_utf8, US_PER_SEC, US_PER_DAY)
 
 import numpy as np
 
@@ -1109,9 +1109,7 @@ cdef class TableOut:
                     if rowmode[i] == 1 and chr_ and self.hex_decode:
                         v = self._hex_text(sc, p, n, data + dlen)
                     elif self.utf8:
-                        v = n if utf8_valid(p, n) else -1
-                        if v >= 0:
-                            memcpy(data + dlen, p, n)
+                        v = n if utf8_copy(p, n, data + dlen) else -1
                     else:
                         v = to_utf8(p, n, self.u8, self.u8len, data + dlen)
                 elif kind == K_BINARY:

@@ -18,6 +18,15 @@ cdef extern from *:
     #define CDC_US_PER_DAY 86400000000LL
     static const double cdc_pow10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
         1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    static const signed char cdc_hexval[256] = {
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,-1,-1,-1,-1,-1,-1,
+        -1,10,11,12,13,14,15,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,10,11,12,13,14,15,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1};
     static const unsigned long long cdc_ipow10[19] = {1ULL, 10ULL, 100ULL, 1000ULL,
         10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL,
         10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
@@ -29,6 +38,7 @@ cdef extern from *:
     const int64_t US_PER_DAY "CDC_US_PER_DAY"
     const double* _POW10 "cdc_pow10"
     const uint64_t* _IPOW10 "cdc_ipow10"
+    const signed char* _HEXVAL "cdc_hexval"
 
 
 cdef inline uint8_t A(const uint8_t* asc, uint8_t b) noexcept nogil:
@@ -385,14 +395,8 @@ cdef inline bint parse_timestamp(const uint8_t* p, Py_ssize_t n, const uint8_t* 
 
 
 cdef inline int hexval(uint8_t c) noexcept nogil:
-    """ASCII hex digit → 0..15, else -1."""
-    if 48 <= c <= 57:
-        return c - 48
-    if 65 <= c <= 70:
-        return c - 55
-    if 97 <= c <= 102:
-        return c - 87
-    return -1
+    """ASCII hex digit → 0..15, else -1 (one table load, no branches)."""
+    return _HEXVAL[c]
 
 
 cdef inline Py_ssize_t unhex(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
@@ -448,6 +452,23 @@ cdef inline bint utf8_valid(const uint8_t* p, Py_ssize_t n) noexcept nogil:
             i += 4
         else:
             return 0
+    return 1
+
+
+cdef inline bint utf8_copy(const uint8_t* p, Py_ssize_t n, uint8_t* out) noexcept nogil:
+    """Copy n bytes that must be strict UTF-8 (see utf8_valid): ASCII runs are checked and
+    copied 8 bytes at a time in one pass; the rest is checked, then copied."""
+    cdef Py_ssize_t i = 0
+    cdef uint64_t w
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        if w & 0x8080808080808080ULL:
+            break
+        memcpy(out + i, &w, 8)
+        i += 8
+    if not utf8_valid(p + i, n - i):
+        return 0
+    memcpy(out + i, p + i, n - i)
     return 1
 
 
