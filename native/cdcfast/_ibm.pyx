@@ -76,11 +76,6 @@ cdef int64_t INT8_MIN = -128, INT8_MAX = 127, INT16_MIN = -32768, INT16_MAX = 32
 cdef int64_t INT32_MIN = -2147483648, INT32_MAX = 2147483647
 cdef int64_t I64_MIN = -9223372036854775807 - 1, I64_MAX = 9223372036854775807
 
-ERROR_CODES = {"unterminated": E_UNTERMINATED, "after_close": E_AFTER_CLOSE,
-               "stray_quote": E_STRAY_QUOTE, "too_few": E_TOO_FEW, "count": E_COUNT,
-               "odd": E_ODD, "value": E_VALUE, "not_null": E_NOT_NULL,
-               "insert_before": E_INSERT_BEFORE, "delete_after": E_DELETE_AFTER, "hex": E_HEX,
-               "text": E_TEXT}
 
 
 cdef inline void* _grow(void* p, int64_t n) except NULL:
@@ -205,9 +200,6 @@ cdef class Scanner:
 
     def ncols(self, int64_t t):
         return self.tncols[t]
-
-    def set_ncols(self, int64_t t, int64_t n):
-        self.tncols[t] = n
 
     def corrupt_count(self):
         """Records of the chunk that could not be attributed to a table."""
@@ -426,20 +418,6 @@ cdef class Scanner:
         for i in range(self.nrec):
             o[i] = self.r_tab[i]
         return out
-
-    def chunk_errors(self):
-        """(record, code, field, absolute pos, start, end, message) of the chunk's records that
-        failed to split (for counting and for FAILFAST)."""
-        res = []
-        cdef int64_t i
-        for i in range(self.nrec):
-            if self.r_err[i]:
-                res.append((i, self.r_err[i], self.r_errfld[i], self.r_errpos[i],
-                            self.r_start[i], self.r_end[i], self.r_msg[i]))
-        return res
-
-    def message_start(self, int64_t m):
-        return self.moff[m]
 
 
 @cython.final

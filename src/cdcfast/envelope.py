@@ -42,7 +42,3 @@ def headers_schema(source: pa.StructType) -> pa.Schema:
     """What ``headers()`` returns: the envelope without before/after/changed/present."""
     return pa.schema([pa.field(n, t) for n, t in HEAD] + [pa.field("source", source)]
                      + [pa.field(n, t) for n, t in TAIL])
-
-
-def empty(schema_: pa.Schema) -> pa.Table:
-    return schema_.empty_table()

@@ -115,12 +115,6 @@ def apply_mode(batch: pa.RecordBatch, mode: str, stats: dict, first_error) -> pa
     return batch
 
 
-def headers_only(batch: pa.RecordBatch, source: pa.StructType) -> pa.RecordBatch:
-    """Project a full envelope batch onto the headers() schema."""
-    schema = envelope.headers_schema(source)
-    return pa.RecordBatch.from_arrays([batch.column(f.name) for f in schema], schema=schema)
-
-
 class Format:
     """The interface of a format module (see module docstring)."""
     name: str = ""
