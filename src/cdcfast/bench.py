@@ -162,6 +162,7 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 3,
     case = make_case(format, size_mb, table_width)
     small = make_case(format, min(reference_mb, size_mb), table_width)
     results = {"format": format, "input_mb": round(case.mb, 1), "rows": case.rows,
+               "columns": [c.type.name for c in case.catalog.get(case.table).columns],
                "tools": {}}
 
     def measure(name, fn, c):
@@ -191,6 +192,8 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 3,
 def report(results: dict) -> str:
     lines = [f"cdcfast bench — {results['format']}, {results['input_mb']} MB, "
              f"{results['rows']:,} rows, single core, best of runs",
+             f"table of {len(results.get('columns', []))} columns: "
+             + ", ".join(results.get("columns", [])),
              f"{'tool':<26}{'MB/s':>10}{'rows/s':>14}{'cdcfast is':>13}",
              "-" * 63]
     for name, r in results["tools"].items():
