@@ -289,6 +289,12 @@ cdef class Scanner:
             op = saved
         np_ = self.content(f0 + 5, &nn)
         cdef int res = -1
+        if self.last_t >= 0 and self.tn_at[4 * self.last_t + 1] == on \
+                and self.tn_at[4 * self.last_t + 3] == nn \
+                and _eq(self.tn_buf + self.tn_at[4 * self.last_t], op, on) \
+                and _eq(self.tn_buf + self.tn_at[4 * self.last_t + 2], np_, nn):
+            free(saved)
+            return self.tn_tid[self.last_t]       # records of one table come in runs
         for k in range(self.nname):
             # try the last name hit first: records of one table tend to come in runs
             t = (self.last_t + k) % self.nname if self.last_t >= 0 else k
@@ -455,8 +461,9 @@ cdef class TableOut:
     # the previous row's header groups, for _same_span
     cdef const uint8_t* ca_ptr
     cdef const uint8_t* cb_ptr
-    cdef int64_t ca_len, cb_len, crow
-    cdef bint ca_ok, cb_ok, herr
+    cdef const uint8_t* cc_ptr
+    cdef int64_t ca_len, cb_len, cc_len, crow
+    cdef bint ca_ok, cb_ok, cc_ok, herr
     cdef uint8_t ca_mode
     cdef uint8_t* rowop       # per chunk row: 0 none, 1 c, 2 u, 3 d
     cdef uint8_t* rowmode     # per chunk row: 0, 1 HEX, 2 NULL
@@ -755,9 +762,15 @@ cdef class TableOut:
             self.ca_mode = self.rowmode[i]
         else:
             self._copy_prev(row, i, 0)
-        # 5 owner, 6 name
-        self._hstr(sc, self.schema, f0, 4, row)
-        self._hstr(sc, self.table, f0, 5, row)
+        # 5 owner, 6 name (records of one table repeat them: copy when the bytes match)
+        if not self._same_span(sc, f0, 4, 5, row, &self.cc_ptr, &self.cc_len, self.cc_ok):
+            self.herr = 0
+            self._hstr(sc, self.schema, f0, 4, row)
+            self._hstr(sc, self.table, f0, 5, row)
+            self.cc_ok = not self.herr
+        else:
+            _again_var(self.schema, row)
+            _again_var(self.table, row)
         # 7 operation
         self._hstr(sc, self.source_op, f0, 6, row)
         p = sc.content(f0 + 6, &n)
@@ -1339,6 +1352,15 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
             nf_out[0] = nf
             return p
         p += 1                                  # past the column delimiter
+
+
+cdef inline bint _eq(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nogil:
+    """Byte equality, inline: table names are short, a libc call costs more than the loop."""
+    cdef int64_t i
+    for i in range(n):
+        if a[i] != b[i]:
+            return 0
+    return 1
 
 
 cdef inline void _again_fixed(Column c, int64_t row) noexcept:
