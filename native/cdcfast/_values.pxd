@@ -72,17 +72,18 @@ cdef inline int days_in_month(int64_t y, int64_t m) noexcept nogil:
 
 cdef inline int digits(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
                        int64_t* out) noexcept nogil:
-    """Exactly n ASCII digits → out; 1/0."""
+    """Exactly n ASCII digits → out; 1/0. No branch per digit: dates and times call it with a
+    constant n, and the compiler unrolls it into straight-line code with one test at the end."""
     cdef int64_t v = 0
     cdef Py_ssize_t i
     cdef uint8_t c
+    cdef bint bad = 0
     for i in range(n):
-        c = A(asc, p[i])
-        if c < 48 or c > 57:
-            return 0
-        v = v * 10 + (c - 48)
+        c = <uint8_t>(A(asc, p[i]) - 48)        # wraps below '0': one unsigned test
+        bad |= c > 9
+        v = v * 10 + c
     out[0] = v
-    return 1
+    return not bad
 
 
 cdef inline bint parse_int(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
