@@ -101,6 +101,15 @@ cdef inline bint parse_int(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
         i = 1
         if n == 1:
             return 0
+    cdef bint bad = 0
+    if n - i <= 18:                         # cannot overflow: no test per digit
+        while i < n:
+            c = <uint8_t>(A(asc, p[i]) - 48)
+            bad |= c > 9
+            acc = acc * 10 + c
+            i += 1
+        if bad:
+            return 0
     while i < n:
         c = A(asc, p[i])
         if c < 48 or c > 57:
