@@ -1279,7 +1279,8 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
     cdef int64_t nf = 0, fstart, q, k
     cdef uint8_t fl, c
     cdef const uint8_t* hit
-    cdef uint64_t w, m
+    cdef uint64_t w, m, mc, mr, ms
+    cdef uint8_t at
     cdef uint64_t ones = 0x0101010101010101ULL
     cdef uint64_t bs = sd * ones, bc = cd * ones, br = rd * ones
     err[0] = 0
@@ -1322,24 +1323,33 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
             p = q + 1
             if fl & F_ESCAPED and p - fstart > esc[0]:
                 esc[0] = p - fstart
-            if p < end and cls[d[p]] != 1 and cls[d[p]] != 2:
+            at = cls[d[p]] if p < end else 2
+            if at != 1 and at != 2:
                 err[0] = E_AFTER_CLOSE
                 errpos[0] = p
                 nf_out[0] = nf
                 return p
         else:
-            # the next column, record or string delimiter, 8 bytes at a time
+            # the next column, record or string delimiter, 8 bytes at a time; which one it is
+            # comes from the masks (no reload of the byte just found)
+            at = 0
             while p + 8 <= end:
                 memcpy(&w, d + p, 8)
-                m = _zero_byte(w ^ bc) | _zero_byte(w ^ br) | _zero_byte(w ^ bs)
+                mc = _zero_byte(w ^ bc)
+                mr = _zero_byte(w ^ br)
+                ms = _zero_byte(w ^ bs)
+                m = mc | mr | ms
                 if m:
+                    m &= -m                     # the first hit (the lowest mark is exact)
                     p += _ctz(m) >> 3
+                    at = 1 if mc & m else (2 if mr & m else 3)
                     break
                 p += 8
             else:
                 while p < end and cls[d[p]] == 0:
                     p += 1
-            if p < end and cls[d[p]] == 3:
+                at = cls[d[p]] if p < end else 2
+            if at == 3:
                 err[0] = E_STRAY_QUOTE
                 errpos[0] = p
                 nf_out[0] = nf
@@ -1348,7 +1358,7 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
         fe[nf] = p
         ffl[nf] = fl | (F_NULL if p == fstart else 0)
         nf += 1
-        if p >= end or cls[d[p]] == 2:
+        if at == 2:                             # the record delimiter, or the message end
             nf_out[0] = nf
             return p
         p += 1                                  # past the column delimiter
