@@ -468,6 +468,7 @@ cdef class TableOut:
     cdef uint8_t* rowop       # per chunk row: 0 none, 1 c, 2 u, 3 d
     cdef uint8_t* rowmode     # per chunk row: 0, 1 HEX, 2 NULL
     cdef int64_t* rowrec
+    cdef int64_t* rowf0       # per chunk row: its record's first field (one load, not two)
     cdef int64_t rowcap
 
     def __cinit__(self, kinds, precs, scales, nullables, chars, lobs, bint images,
@@ -526,7 +527,7 @@ cdef class TableOut:
         free(self.kind); free(self.prec); free(self.scale); free(self.nullable)
         free(self.is_char); free(self.is_lob); free(self.rowop); free(self.rowmode)
         free(self.errs)
-        free(self.rowrec)
+        free(self.rowrec); free(self.rowf0)
 
     cdef Column _value_column(self, int64_t j):
         cdef int64_t k = self.kind[j]
@@ -653,6 +654,7 @@ cdef class TableOut:
             self.rowop = <uint8_t*>_grow(self.rowop, self.rowcap)
             self.rowmode = <uint8_t*>_grow(self.rowmode, self.rowcap)
             self.rowrec = <int64_t*>_grow(self.rowrec, self.rowcap * 8)
+            self.rowf0 = <int64_t*>_grow(self.rowf0, self.rowcap * 8)
         return 0
 
     # -- stage 2 ---------------------------------------------------------------------------
@@ -668,6 +670,7 @@ cdef class TableOut:
             t = sc.r_tab[i]
             if (t >= 0 and t < nslots and slots[t] == slot) or (with_corrupt and t < 0):
                 self.rowrec[k] = i
+                self.rowf0[k] = sc.r_f0[i]
                 k += 1
         if k == 0:
             return 0
@@ -1036,8 +1039,7 @@ cdef class TableOut:
         cdef const int64_t* fs = sc.f_s
         cdef const int64_t* fe = sc.f_e
         cdef const uint8_t* ffl = sc.f_fl
-        cdef const int64_t* rf0 = sc.r_f0
-        cdef const int64_t* rowrec = self.rowrec
+        cdef const int64_t* rowf0 = self.rowf0
         cdef const uint8_t* rowop = self.rowop
         cdef const uint8_t* rowmode = self.rowmode
         cdef const uint8_t* d = sc.data
@@ -1066,7 +1068,7 @@ cdef class TableOut:
         cdef bint isnull, carries
         for i in range(k):
             op = rowop[i]
-            fi = rf0[rowrec[i]] + off
+            fi = rowf0[i] + off
             carries = (op == 2) | ((op == 3) & (img == 0)) | ((op == 1) & (img == 1))
             isnull = (ffl[fi] & F_NULL) != 0
             todo[nval] = i
@@ -1077,7 +1079,7 @@ cdef class TableOut:
         for w in range(nprob):
             i = prob[w]
             op = rowop[i]
-            fi = rf0[rowrec[i]] + off
+            fi = rowf0[i] + off
             if not ((op == 2) | ((op == 3) & (img == 0)) | ((op == 1) & (img == 1))):
                 self._err(row0 + i, field, E_INSERT_BEFORE if op == 1 else E_DELETE_AFTER,
                           fs[fi], fs[fi], fe[fi])
@@ -1094,7 +1096,7 @@ cdef class TableOut:
                 while nxt < row:                    # the null rows before this one
                     offs[nxt + 1] = <int32_t>dlen
                     nxt += 1
-                fi = rf0[rowrec[i]] + off
+                fi = rowf0[i] + off
                 p = sc.content(fi, &n)
                 if kind == K_STRING:
                     if rowmode[i] == 1 and chr_ and self.hex_decode:
@@ -1124,7 +1126,7 @@ cdef class TableOut:
         for w in range(nval):
             i = todo[w]
             row = row0 + i
-            fi = rf0[rowrec[i]] + off
+            fi = rowf0[i] + off
             s = fs[fi]
             e = fe[fi]
             fl = ffl[fi]
