@@ -713,6 +713,10 @@ cdef class TableOut:
         self.s_invmode.reserve_data(4 * k)
         if not self.images:
             return 0
+        for i in range(k):
+            rix = self.rowrec[i]
+            tot += sc.r_end[rix] - sc.r_start[rix]
+        tot = tot * expand + 16
         for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
             c.reserve(k)
         for j in range(n):
@@ -721,7 +725,8 @@ cdef class TableOut:
             for img in range(2):
                 c = <Column>(self.before[j] if img == 0 else self.after[j])
                 c.reserve(k)
-                if c.layout == VAR:
+                if c.layout == VAR and c.dcap - c.dlen < tot:
+                    # not surely enough room (the chunk's whole bytes): count this column's
                     nb = 0
                     for i in range(k):
                         rix = self.rowrec[i]
