@@ -1078,9 +1078,11 @@ cdef class TableOut:
             isnull = (ffl[fi] & F_NULL) != 0
             todo[nval] = i
             nval += carries & (not isnull)
-            # worth a second look: a value where the image is absent, or a null value
-            prob[nprob] = i
-            nprob += (op != 0) & ((carries & isnull & (not nullable)) | ((not carries) & (not isnull)))
+            # worth a second look (rare, so a branch is predicted well): a value where the
+            # image is absent, or a null in a NOT NULL column
+            if (op != 0) & ((carries & isnull & (not nullable)) | ((not carries) & (not isnull))):
+                prob[nprob] = i
+                nprob += 1
         for w in range(nprob):
             i = prob[w]
             op = rowop[i]
