@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -17,7 +16,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # no BLAS threads spinning beside us
 
 
 @dataclass
