@@ -90,6 +90,7 @@ cdef class Scanner:
     """Stage 1: records and fields of one input part (a buffer + message offsets)."""
     cdef object keep
     cdef const uint8_t* data
+    cdef int64_t size           # readable bytes at data
     cdef int64_t nmsg
     cdef const int64_t* moff
     cdef const uint8_t* mvalid
@@ -131,6 +132,7 @@ cdef class Scanner:
         cdef const uint8_t[::1] vv
         self.keep = (data, offsets, valid, dv, ov)
         self.data = &dv[0] if dv.shape[0] > 0 else <const uint8_t*>b""
+        self.size = dv.shape[0]
         self.nmsg = ov.shape[0] - 1
         self.moff = &ov[0]
         self.mvalid = NULL
@@ -359,8 +361,14 @@ cdef class Scanner:
                 self._reserve_fld(f0 + 1024)
             errfld = 0
             while True:
-                p = _split(d, start, end, self.cls, self.sd, self.cd, self.rd, self.f_s + f0, self.f_e + f0,
-                           self.f_fl + f0, self.fcap - f0, &nf, &err, &errpos, &esc)
+                err = 0
+                p = _split_fast(d, start, end, self.size, self.sd, self.cd, self.rd,
+                                self.f_s + f0, self.f_e + f0, self.f_fl + f0, self.fcap - f0,
+                                &nf, &esc)
+                if p == SPLIT_SLOW:     # a quoting error, or a string the message cuts off
+                    p = _split(d, start, end, self.cls, self.sd, self.cd, self.rd,
+                               self.f_s + f0, self.f_e + f0, self.f_fl + f0, self.fcap - f0,
+                               &nf, &err, &errpos, &esc)
                 if p >= 0:
                     break
                 self._reserve_fld(2 * self.fcap)     # more fields than room: grow, split again
@@ -1270,6 +1278,15 @@ cdef extern from *:
     #define cdc_ctz(x) __builtin_ctzll(x)
     """
     int _ctz "cdc_ctz"(uint64_t x) nogil
+
+
+cdef extern from "cdcfast/_split.h":
+    int64_t SPLIT_ROOM "CDC_SPLIT_ROOM"
+    int64_t SPLIT_SLOW "CDC_SPLIT_SLOW"
+    int64_t _split_fast "cdc_split_fast"(const uint8_t* d, int64_t p, int64_t end, int64_t limit,
+                                         uint8_t sd, uint8_t cd, uint8_t rd, int64_t* fs,
+                                         int64_t* fe, uint8_t* ffl, int64_t room,
+                                         int64_t* nf_out, int64_t* esc) noexcept nogil
 
 
 cdef inline uint64_t _zero_byte(uint64_t v) noexcept nogil:
