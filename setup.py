@@ -1,4 +1,5 @@
 """Builds the Cython kernels in native/ into the cdcfast package."""
+import glob
 import os
 
 from Cython.Build import cythonize
@@ -10,7 +11,9 @@ FLAGS = ["-O3", "-fno-strict-aliasing"]
 
 def ext(name):
     return Extension(f"cdcfast.{name}", [os.path.join(NATIVE, f"{name}.pyx")],
-                     include_dirs=["native"], extra_compile_args=FLAGS)
+                     include_dirs=["native"], extra_compile_args=FLAGS,
+                     depends=glob.glob(os.path.join(NATIVE, "*.pxd"))
+                     + glob.glob(os.path.join(NATIVE, "*.h")))
 
 
 setup(

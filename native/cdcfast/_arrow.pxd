@@ -1,9 +1,9 @@
 # cython: language_level=3
 """Arrow column builders shared by every format's kernel.
 
-A Column owns growable Arrow buffers (pyarrow ResizableBuffers from the default memory pool)
-and hands them to ``pyarrow.Array.from_buffers`` when finished: values are written once, in
-place, and never copied again. Kernels reserve room for a whole chunk of rows up front and then
+A Column owns growable blocks of memory (see _arrow.pyx: big ones are recycled from one batch
+to the next) and hands them to ``pyarrow.Array.from_buffers`` as foreign buffers when
+finished: values are written once, in place, and never copied again. Kernels reserve room for a whole chunk of rows up front and then
 write through the raw pointers below, so the per-value path has no capacity checks and no
 Python objects.
 """
@@ -17,6 +17,13 @@ cdef enum:
     VALIDITY = 3   # validity only (struct parents)
 
 
+cdef class Block:
+    """One allocation; given back (to the cache or the allocator) when the last Arrow buffer
+    over it is gone."""
+    cdef uint8_t* p
+    cdef int64_t cap
+
+
 cdef class Column:
     cdef readonly int layout
     cdef readonly int width
@@ -24,7 +31,7 @@ cdef class Column:
     cdef readonly int64_t cap        # rows reserved
     cdef readonly int64_t dlen       # VAR: data bytes written
     cdef readonly int64_t dcap       # VAR: data bytes reserved
-    cdef object vbuf, dbuf, obuf
+    cdef Block vbuf, dbuf, obuf
     cdef uint8_t* valid
     cdef uint8_t* data
     cdef int32_t* offs

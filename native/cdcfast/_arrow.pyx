@@ -1,8 +1,25 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Arrow column builders: see _arrow.pxd."""
+"""Arrow column builders: see _arrow.pxd.
+
+Memory. A batch's buffers are written once each, so the first write into fresh pages is a
+real part of a decode's cost (the kernel zeroes every page it hands out: about 0.2 s per
+100 MB here, a tenth of a whole decode). Decoding is a loop — batch after batch, in Spark or
+`read_batches` — and each batch's buffers die soon after the next one starts. So big blocks
+go back to a small cache when Arrow releases them, and the next batch writes into pages that
+are already there. The cache holds at most CDCFAST_BUFFER_CACHE_MB (default 256) MiB, drops
+its oldest blocks first, and is emptied by `release_memory()`. Blocks are 64-byte aligned (as
+Arrow wants them); big ones are 2 MiB aligned and asked for transparent huge pages, so a first
+touch faults once per 2 MiB instead of once per 4 KiB.
+"""
+import os
+
 from libc.stdint cimport uint8_t, int32_t, int64_t, uintptr_t
-from libc.string cimport memset
+from libc.stdlib cimport free
+from libc.string cimport memcpy, memset
 import pyarrow as pa
+
+cdef extern from "stdlib.h":
+    int posix_memalign(void** memptr, size_t alignment, size_t size) nogil
 
 cdef extern from "sys/mman.h":
     int madvise(void* addr, size_t length, int advice) nogil
@@ -10,44 +27,110 @@ cdef extern from "sys/mman.h":
 
 cdef int64_t _INT32_MAX = 2147483647
 cdef int64_t _HUGE = 2097152
+cdef int64_t _CACHED = 1 << 16          # smaller blocks go straight back to malloc
+cdef enum:
+    _SLOTS = 128
+
+# -- the block cache (touched only with the GIL held: Block.__dealloc__ and Column methods) ---
+cdef uint8_t* _cache_p[_SLOTS]
+cdef int64_t _cache_cap[_SLOTS]
+cdef int _cached = 0                     # blocks in the cache, oldest first
+cdef int64_t _held = 0                   # their bytes
+cdef int64_t _limit = int(float(os.environ.get("CDCFAST_BUFFER_CACHE_MB", "256")) * (1 << 20))
 
 
-cdef inline void _huge_pages(object buf):
-    """Ask for transparent huge pages on a big buffer: the first write into fresh memory then
-    faults once per 2 MiB instead of once per 4 KiB (about 4x less time in the kernel here).
-    Only advice: where the kernel declines, nothing changes."""
-    cdef int64_t n = buf.size
-    if n < 2 * _HUGE:
+cdef void _drop_oldest() noexcept:
+    global _cached, _held
+    free(_cache_p[0])
+    _held -= _cache_cap[0]
+    _cached -= 1
+    memcpy(&_cache_p[0], &_cache_p[1], _cached * sizeof(uint8_t*))
+    memcpy(&_cache_cap[0], &_cache_cap[1], _cached * sizeof(int64_t))
+
+
+cdef void _give(uint8_t* p, int64_t cap) noexcept:
+    global _cached, _held
+    if cap < _CACHED or cap > _limit:
+        free(p)
         return
-    cdef uintptr_t p = <uintptr_t>buf.address
-    cdef uintptr_t a = (p + _HUGE - 1) & ~(<uintptr_t>(_HUGE - 1))
-    cdef uintptr_t e = (p + n) & ~(<uintptr_t>(_HUGE - 1))
-    if e > a:
-        madvise(<void*>a, e - a, MADV_HUGEPAGE)
+    while _cached and (_held + cap > _limit or _cached == _SLOTS):
+        _drop_oldest()
+    _cache_p[_cached] = p
+    _cache_cap[_cached] = cap
+    _cached += 1
+    _held += cap
 
 
-cdef inline object _alloc(int64_t nbytes, bint zero=True):
-    buf = pa.allocate_buffer(max(nbytes, 64), resizable=True)
-    _huge_pages(buf)
+cdef uint8_t* _take(int64_t n, int64_t* cap) except NULL:
+    """At least n bytes: the smallest cached block that fits without wasting more than half of
+    it, else a new one."""
+    global _cached, _held
+    cdef int i, best = -1
+    cdef void* p = NULL
+    cdef int64_t c
+    if n >= _CACHED:
+        for i in range(_cached):
+            c = _cache_cap[i]
+            if n <= c <= 2 * n and (best < 0 or c < _cache_cap[best]):
+                best = i
+        if best >= 0:
+            p = _cache_p[best]
+            cap[0] = _cache_cap[best]
+            _held -= cap[0]
+            _cached -= 1
+            for i in range(best, _cached):
+                _cache_p[i] = _cache_p[i + 1]
+                _cache_cap[i] = _cache_cap[i + 1]
+            return <uint8_t*>p
+    if n >= 2 * _HUGE:
+        c = (n + _HUGE - 1) & ~(_HUGE - 1)
+        if posix_memalign(&p, _HUGE, c) != 0:
+            raise MemoryError(f"cannot allocate {c} bytes")
+        madvise(p, c, MADV_HUGEPAGE)     # only advice: where the kernel declines, nothing changes
+    else:
+        c = max((n + 63) & ~63, 64)
+        if posix_memalign(&p, 64, c) != 0:
+            raise MemoryError(f"cannot allocate {c} bytes")
+    cap[0] = c
+    return <uint8_t*>p
+
+
+def release_memory():
+    """Give every cached block back to the allocator."""
+    while _cached:
+        _drop_oldest()
+
+
+def cache_info():
+    """(blocks, bytes) held by the cache."""
+    return _cached, _held
+
+
+cdef class Block:
+    def __dealloc__(self):
+        if self.p != NULL:
+            _give(self.p, self.cap)
+            self.p = NULL
+
+
+cdef Block _block(int64_t n, Block old, int64_t used, bint zero):
+    """A block of at least n bytes that starts with old's first `used` bytes; with `zero`,
+    the rest is zeroed (bitmaps: a 0 bit is a null or a false). Value bytes are not zeroed:
+    they are always written before they are read."""
+    if old is not None and old.cap >= n:
+        return old
+    cdef Block b = Block.__new__(Block)
+    b.p = _take(n, &b.cap)
+    if old is not None and used > 0:
+        memcpy(b.p, old.p, used)
     if zero:
-        memset(<void*><uintptr_t>buf.address, 0, buf.size)
-    return buf
+        memset(b.p + used, 0, b.cap - used)
+    return b
 
 
-cdef inline uint8_t* _addr(object buf):
-    return <uint8_t*><uintptr_t>buf.address
-
-
-cdef inline void _grow(object buf, int64_t nbytes, bint zero=True):
-    """Grow in place where the allocator can; bitmaps are zeroed (a 0 bit is a null or a
-    false), value bytes are not (they are always written before they are read)."""
-    cdef int64_t old = buf.size
-    if nbytes <= old:
-        return
-    buf.resize(nbytes)
-    _huge_pages(buf)
-    if zero:
-        memset(_addr(buf) + old, 0, nbytes - old)
+cdef object _buffer(Block b, int64_t nbytes):
+    """An Arrow buffer over the block's first nbytes, keeping the block alive."""
+    return pa.foreign_buffer(<uintptr_t>b.p, max(nbytes, 0), base=b)
 
 
 cdef class Column:
@@ -76,29 +159,20 @@ cdef class Column:
         if need <= self.cap:
             return 0
         cdef int64_t cap = max(need, self.cap * 2, 64)
-        if self.vbuf is None:
-            self.vbuf = _alloc((cap + 7) // 8)
-        else:
-            _grow(self.vbuf, (cap + 7) // 8)
-        self.valid = _addr(self.vbuf)
+        cdef int64_t n = self.length
+        self.vbuf = _block((cap + 7) // 8, self.vbuf, (n + 7) // 8, True)
+        self.valid = self.vbuf.p
         if self.layout == FIXED:
-            if self.dbuf is None:
-                self.dbuf = _alloc(cap * self.width, False)
-            else:
-                _grow(self.dbuf, cap * self.width, False)
-            self.data = _addr(self.dbuf)
+            self.dbuf = _block(cap * self.width, self.dbuf, n * self.width, False)
+            self.data = self.dbuf.p
         elif self.layout == BITS:
-            if self.dbuf is None:
-                self.dbuf = _alloc((cap + 7) // 8)
-            else:
-                _grow(self.dbuf, (cap + 7) // 8)
-            self.data = _addr(self.dbuf)
+            self.dbuf = _block((cap + 7) // 8, self.dbuf, (n + 7) // 8, True)
+            self.data = self.dbuf.p
         elif self.layout == VAR:
-            if self.obuf is None:
-                self.obuf = _alloc((cap + 1) * 4)
-            else:
-                _grow(self.obuf, (cap + 1) * 4, False)
-            self.offs = <int32_t*>_addr(self.obuf)
+            self.obuf = _block((cap + 1) * 4, self.obuf, (n + 1) * 4, False)
+            self.offs = <int32_t*>self.obuf.p
+            if n == 0:
+                self.offs[0] = 0
         self.cap = cap
         return 0
 
@@ -111,40 +185,30 @@ cdef class Column:
             raise OverflowError("a string column of one batch would pass 2 GiB; "
                                 "use a smaller batch_size")
         cdef int64_t cap = min(max(need, self.dcap * 2, 256), _INT32_MAX)
-        if self.dbuf is None:
-            self.dbuf = _alloc(cap, False)
-        else:
-            _grow(self.dbuf, cap, False)
-        self.data = _addr(self.dbuf)
-        self.dcap = cap
+        self.dbuf = _block(cap, self.dbuf, self.dlen, False)
+        self.data = self.dbuf.p
+        self.dcap = self.dbuf.cap if self.dbuf.cap < _INT32_MAX else _INT32_MAX
         return 0
 
     def finish(self, type, children=None):
         """Hand the buffers to an Arrow array of `type` and start afresh."""
         cdef int64_t n = self.length
-        vb = self.vbuf
-        # give back what the doubling over-reserved (realloc shrinks in place)
-        vb.resize(max((n + 7) // 8, 1))
+        vb = _buffer(self.vbuf, (n + 7) // 8)
         if self.layout == FIXED:
-            self.dbuf.resize(max(n * self.width, 1))
+            bufs = [vb, _buffer(self.dbuf, n * self.width)]
         elif self.layout == BITS:
-            self.dbuf.resize(max((n + 7) // 8, 1))
+            bufs = [vb, _buffer(self.dbuf, (n + 7) // 8)]
         elif self.layout == VAR:
-            self.obuf.resize((n + 1) * 4)
-            self.dbuf.resize(max(self.dlen, 1))
-        if self.layout == VAR:
-            bufs = [vb, self.obuf, self.dbuf]
-        elif self.layout == VALIDITY:
-            bufs = [vb]
+            bufs = [vb, _buffer(self.obuf, (n + 1) * 4), _buffer(self.dbuf, self.dlen)]
         else:
-            bufs = [vb, self.dbuf]
+            bufs = [vb]
         arr = pa.Array.from_buffers(type, n, bufs, null_count=-1, children=children)
         self._fresh(64)
         return arr
 
     def take_validity(self):
         """The validity buffer alone (for struct parents), and start afresh."""
-        vb = self.vbuf
+        vb = _buffer(self.vbuf, (self.length + 7) // 8)
         self._fresh(64)
         return vb
 

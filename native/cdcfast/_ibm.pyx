@@ -1104,8 +1104,52 @@ cdef class TableOut:
                     self._err(row0 + i, field, E_NOT_NULL, fs[fi], fs[fi], fe[fi])
         # -- convert them -----------------------------------------------------------------
         cdef int64_t nxt = row0
+        cdef int64_t size = sc.size
+        cdef int64_t q
+        if kind == K_STRING and self.utf8 and not (chr_ and self.hex_decode):
+            # text as is: most values are copied in 16-byte moves, checked for non-ASCII on
+            # the way (only those are checked as UTF-8); escaped values and the input's last
+            # bytes take the careful path
+            for w in range(nval):
+                if w + 8 < nval:               # the index entries and the bytes ahead
+                    _prefetch(fs + rowf0[todo[w + 8]] + off)
+                    _prefetch(fe + rowf0[todo[w + 8]] + off)
+                    _prefetch(d + fs[rowf0[todo[w + 4]] + off])
+                i = todo[w]
+                row = row0 + i
+                while nxt < row:                    # the null rows before this one
+                    offs[nxt + 1] = <int32_t>dlen
+                    nxt += 1
+                fi = rowf0[i] + off
+                s = fs[fi]
+                fl = ffl[fi]
+                q = fl & F_QUOTED
+                n = fe[fi] - s - 2 * q
+                p = d + s + q
+                if not (fl & F_ESCAPED) and s + n + 32 <= size:
+                    ok = copy_ascii(p, n, data + dlen) or utf8_valid(p, n)
+                else:
+                    p = sc.content(fi, &n)
+                    ok = utf8_copy(p, n, data + dlen)
+                if ok:
+                    dlen += n
+                    valid[row >> 3] |= <uint8_t>(1 << (row & 7))
+                else:
+                    self._err(row, field, E_VALUE, s, s, fe[fi])
+                offs[row + 1] = <int32_t>dlen
+                nxt = row + 1
+            while nxt < row0 + k:
+                offs[nxt + 1] = <int32_t>dlen
+                nxt += 1
+            c.dlen = dlen
+            c.length = row0 + k
+            return 0
         if c.layout == VAR:
             for w in range(nval):
+                if w + 8 < nval:               # the index entries and the bytes ahead
+                    _prefetch(fs + rowf0[todo[w + 8]] + off)
+                    _prefetch(fe + rowf0[todo[w + 8]] + off)
+                    _prefetch(d + fs[rowf0[todo[w + 4]] + off])
                 i = todo[w]
                 row = row0 + i
                 while nxt < row:                    # the null rows before this one
@@ -1139,6 +1183,10 @@ cdef class TableOut:
             c.length = row0 + k
             return 0
         for w in range(nval):
+            if w + 8 < nval:               # the index entries and the bytes ahead
+                _prefetch(fs + rowf0[todo[w + 8]] + off)
+                _prefetch(fe + rowf0[todo[w + 8]] + off)
+                _prefetch(d + fs[rowf0[todo[w + 4]] + off])
             i = todo[w]
             row = row0 + i
             fi = rowf0[i] + off
@@ -1276,8 +1324,14 @@ cdef inline void _bits_or(uint8_t* dst, int64_t at, const uint8_t* src, int64_t 
 cdef extern from *:
     """
     #define cdc_ctz(x) __builtin_ctzll(x)
+    #define cdc_prefetch(p) __builtin_prefetch((const void*)(p))
     """
     int _ctz "cdc_ctz"(uint64_t x) nogil
+    void _prefetch "cdc_prefetch"(const void* p) nogil
+
+
+cdef extern from "cdcfast/_bytes.h":
+    bint copy_ascii "cdc_copy_ascii"(const uint8_t* src, int64_t n, uint8_t* dst) noexcept nogil
 
 
 cdef extern from "cdcfast/_split.h":

@@ -12,12 +12,21 @@ from .formats import names as formats
 
 __version__ = "0.1.0"
 __all__ = ["Catalog", "DecodeError", "Decoder", "decode", "decode_tables", "formats",
-           "headers", "native_available", "read_batches", "reference", "encode"]
+           "headers", "native_available", "read_batches", "reference", "encode",
+           "release_memory"]
 
 
 def native_available() -> bool:
     """True when the compiled kernels are in use (False: the reference fallback)."""
     return _native_state.available
+
+
+def release_memory() -> None:
+    """Free the output buffers the kernels keep for the next batch (see native/cdcfast/
+    _arrow.pyx; at most CDCFAST_BUFFER_CACHE_MB, default 256 MiB, are kept)."""
+    if _native_state.available:
+        from . import _arrow
+        _arrow.release_memory()
 
 
 def __getattr__(name):

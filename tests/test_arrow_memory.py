@@ -1,0 +1,69 @@
+"""Output buffers and their recycling (native/cdcfast/_arrow.pyx)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import cdcfast
+from cdcfast.encode import generate
+
+pytestmark = pytest.mark.skipif(not cdcfast.native_available(), reason="native kernels only")
+FMT = "ibm-delimited"
+
+
+@pytest.fixture(scope="module")
+def two_inputs():
+    a, cat = generate(FMT, rows=3000, table_width=20, seed=1)
+    b, _ = generate(FMT, rows=3000, table_width=20, seed=2)
+    return a, b, cat
+
+
+def test_live_arrays_are_never_recycled(two_inputs):
+    """A table still referenced keeps its buffers: decoding more does not write into them."""
+    from cdcfast import _arrow
+    a, b, cat = two_inputs
+    dec = cdcfast.Decoder(FMT, catalog=cat)
+    first = dec.decode(a, table=cat.tables[0].name)
+    expected = first.to_pylist()
+    for _ in range(3):
+        other = dec.decode(b, table=cat.tables[0].name)
+        del other                       # its blocks go back to the cache ...
+        dec.decode(a, table=cat.tables[0].name)     # ... and are written again
+    assert first.to_pylist() == expected
+    assert _arrow.cache_info()[0] > 0
+
+
+def test_blocks_come_back_and_are_reused(two_inputs):
+    from cdcfast import _arrow
+    a, _, cat = two_inputs
+    dec = cdcfast.Decoder(FMT, catalog=cat)
+    cdcfast.release_memory()
+    assert _arrow.cache_info() == (0, 0)
+    t = dec.decode(a, table=cat.tables[0].name)
+    want = t.to_pylist()
+    held_while_alive = _arrow.cache_info()[1]
+    del t
+    blocks, held = _arrow.cache_info()
+    assert blocks > 0 and held > held_while_alive
+    t = dec.decode(a, table=cat.tables[0].name)
+    assert _arrow.cache_info()[1] < held            # the new table took blocks back
+    assert t.to_pylist() == want
+    del t
+    cdcfast.release_memory()
+    assert _arrow.cache_info() == (0, 0)
+
+
+def test_cache_limit_from_the_environment(tmp_path):
+    """CDCFAST_BUFFER_CACHE_MB bounds what is kept; 0 keeps nothing."""
+    code = ("import cdcfast; from cdcfast import _arrow; from cdcfast.encode import generate\n"
+            "d, c = generate('ibm-delimited', rows=3000, table_width=20, seed=1)\n"
+            "t = cdcfast.decode(d, format='ibm-delimited', catalog=c, table=c.tables[0].name)\n"
+            "del t; print(_arrow.cache_info()[1])")
+    for mb, check in (("0", lambda n: n == 0), ("0.5", lambda n: 0 < n <= 1 << 19)):
+        env = dict(os.environ, CDCFAST_BUFFER_CACHE_MB=mb)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout
+        assert check(int(out)), (mb, out)
