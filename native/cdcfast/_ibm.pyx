@@ -120,8 +120,8 @@ cdef class Scanner:
     cdef int32_t* r_err
     cdef int64_t* r_errpos
     cdef int32_t* r_errfld
-    cdef int64_t* f_s
-    cdef int64_t* f_e
+    cdef int64_t* f_s          # field starts and ends interleaved (one cache line for both):
+    cdef int64_t* f_e          # field i spans f_s[2 * i] .. f_e[2 * i]; f_e = f_s + 1
     cdef uint8_t* f_fl
     cdef uint8_t* scratch
     cdef int64_t scap
@@ -167,7 +167,7 @@ cdef class Scanner:
     def __dealloc__(self):
         free(self.r_msg); free(self.r_seq); free(self.r_start); free(self.r_end)
         free(self.r_f0); free(self.r_nf); free(self.r_tab); free(self.r_err)
-        free(self.r_errpos); free(self.r_errfld); free(self.f_s); free(self.f_e)
+        free(self.r_errpos); free(self.r_errfld); free(self.f_s)
         free(self.f_fl); free(self.scratch); free(self.tncols); free(self.tcatalog)
         free(self.tn_buf); free(self.tn_at); free(self.tn_tid)
 
@@ -231,8 +231,8 @@ cdef class Scanner:
         if n <= self.fcap:
             return 0
         cdef int64_t c = max(n, 2 * self.fcap, 16384)
-        self.f_s = <int64_t*>_grow(self.f_s, c * 8)
-        self.f_e = <int64_t*>_grow(self.f_e, c * 8)
+        self.f_s = <int64_t*>_grow(self.f_s, c * 16)
+        self.f_e = self.f_s + 1
         self.f_fl = <uint8_t*>_grow(self.f_fl, c)
         self.fcap = c
         return 0
@@ -251,7 +251,7 @@ cdef class Scanner:
     cdef inline const uint8_t* content(self, int64_t fi, int64_t* n) noexcept:
         """The unescaped content of field fi (a pointer into the input, or into scratch,
         which the scan sized for every escaped field)."""
-        cdef int64_t s = self.f_s[fi], e = self.f_e[fi]
+        cdef int64_t s = self.f_s[2 * fi], e = self.f_e[2 * fi]
         cdef uint8_t fl = self.f_fl[fi]
         cdef uint8_t* out
         cdef int64_t i, o
@@ -363,11 +363,11 @@ cdef class Scanner:
             while True:
                 err = 0
                 p = _split_fast(d, start, end, self.size, self.sd, self.cd, self.rd,
-                                self.f_s + f0, self.f_e + f0, self.f_fl + f0, self.fcap - f0,
+                                self.f_s + 2 * f0, self.f_e + 2 * f0, self.f_fl + f0, self.fcap - f0,
                                 &nf, &esc)
                 if p == SPLIT_SLOW:     # a quoting error, or a string the message cuts off
                     p = _split(d, start, end, self.cls, self.sd, self.cd, self.rd,
-                               self.f_s + f0, self.f_e + f0, self.f_fl + f0, self.fcap - f0,
+                               self.f_s + 2 * f0, self.f_e + 2 * f0, self.f_fl + f0, self.fcap - f0,
                                &nf, &err, &errpos, &esc)
                 if p >= 0:
                     break
@@ -648,7 +648,7 @@ cdef class TableOut:
         if self._text(c, p, n):
             return 1
         col_null(c)
-        self._herr(row, fld, E_TEXT, sc.f_s[f0 + fld], sc.f_s[f0 + fld], sc.f_e[f0 + fld])
+        self._herr(row, fld, E_TEXT, sc.f_s[2 * (f0 + fld)], sc.f_s[2 * (f0 + fld)], sc.f_e[2 * (f0 + fld)])
         return 0
 
     cdef inline void _lit(self, Column c, const char* s, int64_t n) noexcept:
@@ -708,7 +708,7 @@ cdef class TableOut:
             if sc.r_tab[rix] >= 0:
                 f0 = sc.r_f0[rix]
                 for j in range(12):
-                    hl[j] += sc.f_e[f0 + j] - sc.f_s[f0 + j]
+                    hl[j] += sc.f_e[2 * (f0 + j)] - sc.f_s[2 * (f0 + j)]
         self.s_ident.reserve_data(hl[1] * expand)
         self.schema.reserve_data(hl[4] * expand)
         self.table.reserve_data(hl[5] * expand)
@@ -740,7 +740,7 @@ cdef class TableOut:
                         rix = self.rowrec[i]
                         if sc.r_tab[rix] >= 0 and sc.r_err[rix] == 0:
                             fi = sc.r_f0[rix] + 12 + img * n + j
-                            nb += sc.f_e[fi] - sc.f_s[fi]
+                            nb += sc.f_e[2 * fi] - sc.f_s[2 * fi]
                     c.reserve_data(nb * expand + 16)
         return 0
 
@@ -801,7 +801,7 @@ cdef class TableOut:
             self._lit(self.op, b"d", 1)
         else:
             col_null(self.op)
-            self._err(row, 6, E_VALUE, sc.f_s[f0 + 6], sc.f_s[f0 + 6], sc.f_e[f0 + 6])
+            self._err(row, 6, E_VALUE, sc.f_s[2 * (f0 + 6)], sc.f_s[2 * (f0 + 6)], sc.f_e[2 * (f0 + 6)])
         if not self._same_span(sc, f0, 7, 11, row, &self.cb_ptr, &self.cb_len, self.cb_ok):
             self.herr = 0
             self._group_b(sc, f0, row)
@@ -819,8 +819,8 @@ cdef class TableOut:
                                 bint ok) noexcept:
         """Whether fields fa..fb equal the previous row's (then they need no conversion);
         remembers this row's span either way."""
-        cdef const uint8_t* p = sc.data + sc.f_s[f0 + fa]
-        cdef int64_t n = sc.f_e[f0 + fb] - sc.f_s[f0 + fa]
+        cdef const uint8_t* p = sc.data + sc.f_s[2 * (f0 + fa)]
+        cdef int64_t n = sc.f_e[2 * (f0 + fb)] - sc.f_s[2 * (f0 + fa)]
         cdef bint same = ok and self.crow == row - 1 and n == ln[0] \
             and memcmp(p, ptr[0], n) == 0
         ptr[0] = p
@@ -864,7 +864,7 @@ cdef class TableOut:
             self.s_type.length += 1
         else:
             col_null(self.s_type)
-            self._herr(row, 0, E_VALUE, sc.f_s[f0], sc.f_s[f0], sc.f_e[f0])
+            self._herr(row, 0, E_VALUE, sc.f_s[2 * f0], sc.f_s[2 * f0], sc.f_e[2 * f0])
         # 2 identifier, and the invalid-column marker in it
         inv = 0
         if self._hstr(sc, self.s_ident, f0, 1, row):
@@ -872,7 +872,7 @@ cdef class TableOut:
             if n >= 19 and _ascii_eq(p, a, b"IBM-INVALID-COLUMN-", 19):
                 inv = self._invalid(p + 19, n - 19, row, i)
                 if inv < 0:
-                    self._herr(row, 1, E_VALUE, sc.f_s[f0 + 1], sc.f_s[f0 + 1], sc.f_e[f0 + 1])
+                    self._herr(row, 1, E_VALUE, sc.f_s[2 * (f0 + 1)], sc.f_s[2 * (f0 + 1)], sc.f_e[2 * (f0 + 1)])
         if inv <= 0:
             col_null(self.s_invcol)
             col_null(self.s_invimg)
@@ -896,7 +896,7 @@ cdef class TableOut:
             col_null(c)
         elif (n + 1) % 5 != 0:
             col_null(c)
-            self._herr(row, 8, E_VALUE, sc.f_s[f0 + 8], sc.f_s[f0 + 8], sc.f_e[f0 + 8])
+            self._herr(row, 8, E_VALUE, sc.f_s[2 * (f0 + 8)], sc.f_s[2 * (f0 + 8)], sc.f_e[2 * (f0 + 8)])
         else:
             g = 0
             ndig = c.dlen
@@ -908,7 +908,7 @@ cdef class TableOut:
             if g < n:
                 c.dlen = ndig
                 col_null(c)
-                self._herr(row, 8, E_VALUE, sc.f_s[f0 + 8], sc.f_s[f0 + 8], sc.f_e[f0 + 8])
+                self._herr(row, 8, E_VALUE, sc.f_s[2 * (f0 + 8)], sc.f_s[2 * (f0 + 8)], sc.f_e[2 * (f0 + 8)])
             else:
                 var_commit(c)
         # 10 commit_time
@@ -921,7 +921,7 @@ cdef class TableOut:
             self.commit_ts.length += 1
         else:
             col_null(self.commit_ts)
-            self._herr(row, 9, E_VALUE, sc.f_s[f0 + 9], sc.f_s[f0 + 9], sc.f_e[f0 + 9])
+            self._herr(row, 9, E_VALUE, sc.f_s[2 * (f0 + 9)], sc.f_s[2 * (f0 + 9)], sc.f_e[2 * (f0 + 9)])
         # 11 plan name
         self._hstr(sc, self.s_plan, f0, 10, row)
         # 12 segment number
@@ -934,7 +934,7 @@ cdef class TableOut:
             self.s_seg.length += 1
         else:
             col_null(self.s_seg)
-            self._herr(row, 11, E_VALUE, sc.f_s[f0 + 11], sc.f_s[f0 + 11], sc.f_e[f0 + 11])
+            self._herr(row, 11, E_VALUE, sc.f_s[2 * (f0 + 11)], sc.f_s[2 * (f0 + 11)], sc.f_e[2 * (f0 + 11)])
         return 0
 
     cdef int _invalid(self, const uint8_t* p, int64_t n, int64_t row, int64_t i) noexcept:
@@ -993,9 +993,9 @@ cdef class TableOut:
         if bad_date or bad_time:
             col_null(self.s_put)
             if bad_date:
-                self._herr(row, 2, E_VALUE, sc.f_s[f0 + 2], sc.f_s[f0 + 2], sc.f_e[f0 + 2])
+                self._herr(row, 2, E_VALUE, sc.f_s[2 * (f0 + 2)], sc.f_s[2 * (f0 + 2)], sc.f_e[2 * (f0 + 2)])
             else:
-                self._herr(row, 3, E_VALUE, sc.f_s[f0 + 3], sc.f_s[f0 + 3], sc.f_e[f0 + 3])
+                self._herr(row, 3, E_VALUE, sc.f_s[2 * (f0 + 3)], sc.f_s[2 * (f0 + 3)], sc.f_e[2 * (f0 + 3)])
             return
         (<int64_t*>self.s_put.data)[row] = (days_from_civil(y, 1, 1) + doy - 1) * US_PER_DAY \
             + ((h * 60 + mi) * 60 + s) * US_PER_SEC + us
@@ -1003,31 +1003,42 @@ cdef class TableOut:
         self.s_put.length += 1
 
     cdef int _images(self, Scanner sc, int64_t k, int64_t row0) except -1:
-        cdef int64_t n = self.ncols, i, j, nupd = 0, nodd = 0, nb = (k + 7) >> 3
-        cdef uint8_t op
+        cdef int64_t n = self.ncols, i, j, nupd = 0, nodd = 0
+        cdef int64_t nb = ((k + 63) >> 6) << 3      # bitmap bytes, whole 64-bit words
+        cdef uint8_t op, bit
+        cdef const uint8_t* fl
+        cdef uint8_t* nl
         cdef Column c
-        # per chunk, once: rows by op as bitmaps (bit i = row row0 + i) and lists, so that the
-        # per-column flags are a few word operations instead of a bit per row and column
+        # per chunk, once, in one pass over the rows: rows by op as bitmaps (bit i = row
+        # row0 + i), and which image fields are NULL, one bitmap per field — so that the
+        # per-column work is a few word operations instead of a strided load per row
         cdef int64_t* todo = <int64_t*>_grow(NULL, 4 * k * 8)
         cdef int64_t* upd = todo + 2 * k
         cdef int64_t* odd = todo + 3 * k
-        cdef uint8_t* bm = <uint8_t*>_grow(NULL, 6 * nb + 8)
+        cdef uint8_t* bm = <uint8_t*>_grow(NULL, (5 + 2 * n) * nb)
         cdef uint8_t* known = bm
         cdef uint8_t* ins = bm + nb
         cdef uint8_t* hasb = bm + 2 * nb
         cdef uint8_t* hasa = bm + 3 * nb
-        memset(bm, 0, 6 * nb + 8)
+        cdef uint8_t* nulls = bm + 5 * nb
+        memset(bm, 0, (5 + 2 * n) * nb)
         try:
             for i in range(k):
                 op = self.rowop[i]
-                known[i >> 3] |= <uint8_t>((op != 0) << (i & 7))
-                ins[i >> 3] |= <uint8_t>((op == 1) << (i & 7))
-                hasb[i >> 3] |= <uint8_t>(((op == 2) | (op == 3)) << (i & 7))
-                hasa[i >> 3] |= <uint8_t>(((op == 1) | (op == 2)) << (i & 7))
+                bit = <uint8_t>(1 << (i & 7))
+                known[i >> 3] |= bit * (op != 0)
+                ins[i >> 3] |= bit * (op == 1)
+                hasb[i >> 3] |= bit * ((op == 2) | (op == 3))
+                hasa[i >> 3] |= bit * ((op == 1) | (op == 2))
                 upd[nupd] = i
                 nupd += op == 2
                 odd[nodd] = i
                 nodd += (op != 0) & (self.rowmode[i] != 0)
+                if op:                      # (a record without a known op may lack fields)
+                    fl = sc.f_fl + self.rowf0[i] + 12
+                    nl = nulls + (i >> 3)
+                    for j in range(2 * n):
+                        nl[j * nb] |= bit * ((fl[j] >> 2) & 1)     # F_NULL
             _bits_or(self.before_v.valid, row0, hasb, k)
             _bits_or(self.after_v.valid, row0, hasa, k)
             _bits_or(self.changed_v.valid, row0, known, k)
@@ -1035,8 +1046,10 @@ cdef class TableOut:
             for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
                 c.length += k
             for j in range(n):
-                self._column(sc, <Column>self.before[j], k, row0, j, 0, todo)
-                self._column(sc, <Column>self.after[j], k, row0, j, 1, todo)
+                self._column(sc, <Column>self.before[j], k, row0, j, 0, todo, known, hasb,
+                             nulls + j * nb)
+                self._column(sc, <Column>self.after[j], k, row0, j, 1, todo, known, hasa,
+                             nulls + (n + j) * nb)
                 self._flags(sc, k, row0, j, known, ins, bm + 4 * nb, upd, nupd, odd, nodd)
         finally:
             free(todo)
@@ -1044,11 +1057,13 @@ cdef class TableOut:
         return 0
 
     cdef int _column(self, Scanner sc, Column c, int64_t k, int64_t row0, int64_t j,
-                     int64_t img, int64_t* todo) except -1:
+                     int64_t img, int64_t* todo, const uint8_t* known, const uint8_t* has,
+                     const uint8_t* isnull) except -1:
         """Column j of one image for the chunk's k rows: first which rows carry a value
-        (nulls, absent images and their checks), then one tight loop for the column's kind.
-        Pointers live in locals: stores through byte pointers would otherwise force the
-        compiler to reload every field of every object after each byte written."""
+        (from the chunk's bitmaps: rows whose op has this image, minus NULL fields), then one
+        tight loop for the column's kind. Pointers live in locals: stores through byte
+        pointers would otherwise force the compiler to reload every field of every object
+        after each byte written."""
         cdef const int64_t* fs = sc.f_s
         cdef const int64_t* fe = sc.f_e
         cdef const uint8_t* ffl = sc.f_fl
@@ -1064,7 +1079,7 @@ cdef class TableOut:
         cdef bint nullable = self.nullable[j], lob = self.is_lob[j], chr_ = self.is_char[j]
         cdef int64_t i, fi, row, s, e, n, v, w
         cdef uint8_t op, mode, fl
-        cdef bint has, ok
+        cdef bint has_, ok
         cdef const uint8_t* p
         cdef uint8_t* valid = c.valid
         cdef uint8_t* data = c.data
@@ -1074,34 +1089,33 @@ cdef class TableOut:
         cdef cdc_i128 dv
         cdef double dbl
         cdef float flt
-        # -- which rows carry a value (branch-free: ops come in random order, so a branch
-        #    on them would be mispredicted nearly every other row) --------------------------
-        cdef int64_t nprob = 0
-        cdef int64_t* prob = todo + k
-        cdef bint isnull, carries
-        for i in range(k):
-            op = rowop[i]
-            fi = rowf0[i] + off
-            carries = (op == 2) | ((op == 3) & (img == 0)) | ((op == 1) & (img == 1))
-            isnull = (ffl[fi] & F_NULL) != 0
-            todo[nval] = i
-            nval += carries & (not isnull)
-            # worth a second look (rare, so a branch is predicted well): a value where the
-            # image is absent, or a null in a NOT NULL column
-            if (op != 0) & ((carries & isnull & (not nullable)) | ((not carries) & (not isnull))):
-                prob[nprob] = i
-                nprob += 1
-        for w in range(nprob):
-            i = prob[w]
-            op = rowop[i]
-            fi = rowf0[i] + off
-            if not ((op == 2) | ((op == 3) & (img == 0)) | ((op == 1) & (img == 1))):
-                self._err(row0 + i, field, E_INSERT_BEFORE if op == 1 else E_DELETE_AFTER,
-                          fs[fi], fs[fi], fe[fi])
-            else:
-                mode = rowmode[i]
-                if not (mode != 0 and (lob or (mode == 2 and chr_))):
-                    self._err(row0 + i, field, E_NOT_NULL, fs[fi], fs[fi], fe[fi])
+        # -- which rows carry a value, 64 rows a word ----------------------------------------
+        cdef uint64_t wk, wh, wn, sel, bad
+        cdef uint64_t strict = 0 if nullable else ~<uint64_t>0
+        for w in range(0, (k + 63) >> 6):
+            wk = load_le64(known + 8 * w)
+            wh = load_le64(has + 8 * w)
+            wn = load_le64(isnull + 8 * w)
+            sel = wh & ~wn
+            while sel:
+                todo[nval] = 64 * w + _ctz(sel)
+                nval += 1
+                sel &= sel - 1
+            # worth a second look (rare): a value where the image is absent, or a null in a
+            # NOT NULL column
+            bad = wk & ((wh & wn & strict) | (~wh & ~wn))
+            while bad:
+                i = 64 * w + _ctz(bad)
+                bad &= bad - 1
+                op = rowop[i]
+                fi = rowf0[i] + off
+                if not (wh >> (i & 63)) & 1:
+                    self._err(row0 + i, field, E_INSERT_BEFORE if op == 1 else E_DELETE_AFTER,
+                              fs[2 * fi], fs[2 * fi], fe[2 * fi])
+                else:
+                    mode = rowmode[i]
+                    if not (mode != 0 and (lob or (mode == 2 and chr_))):
+                        self._err(row0 + i, field, E_NOT_NULL, fs[2 * fi], fs[2 * fi], fe[2 * fi])
         # -- convert them -----------------------------------------------------------------
         cdef int64_t nxt = row0
         cdef int64_t size = sc.size
@@ -1112,19 +1126,18 @@ cdef class TableOut:
             # bytes take the careful path
             for w in range(nval):
                 if w + 8 < nval:               # the index entries and the bytes ahead
-                    _prefetch(fs + rowf0[todo[w + 8]] + off)
-                    _prefetch(fe + rowf0[todo[w + 8]] + off)
-                    _prefetch(d + fs[rowf0[todo[w + 4]] + off])
+                    _prefetch(fs + 2 * (rowf0[todo[w + 8]] + off))
+                    _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
                 i = todo[w]
                 row = row0 + i
                 while nxt < row:                    # the null rows before this one
                     offs[nxt + 1] = <int32_t>dlen
                     nxt += 1
                 fi = rowf0[i] + off
-                s = fs[fi]
+                s = fs[2 * fi]
                 fl = ffl[fi]
                 q = fl & F_QUOTED
-                n = fe[fi] - s - 2 * q
+                n = fe[2 * fi] - s - 2 * q
                 p = d + s + q
                 if not (fl & F_ESCAPED) and s + n + 32 <= size:
                     ok = copy_ascii(p, n, data + dlen) or utf8_valid(p, n)
@@ -1135,7 +1148,7 @@ cdef class TableOut:
                     dlen += n
                     valid[row >> 3] |= <uint8_t>(1 << (row & 7))
                 else:
-                    self._err(row, field, E_VALUE, s, s, fe[fi])
+                    self._err(row, field, E_VALUE, s, s, fe[2 * fi])
                 offs[row + 1] = <int32_t>dlen
                 nxt = row + 1
             while nxt < row0 + k:
@@ -1147,9 +1160,8 @@ cdef class TableOut:
         if c.layout == VAR:
             for w in range(nval):
                 if w + 8 < nval:               # the index entries and the bytes ahead
-                    _prefetch(fs + rowf0[todo[w + 8]] + off)
-                    _prefetch(fe + rowf0[todo[w + 8]] + off)
-                    _prefetch(d + fs[rowf0[todo[w + 4]] + off])
+                    _prefetch(fs + 2 * (rowf0[todo[w + 8]] + off))
+                    _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
                 i = todo[w]
                 row = row0 + i
                 while nxt < row:                    # the null rows before this one
@@ -1173,7 +1185,7 @@ cdef class TableOut:
                     valid[row >> 3] |= <uint8_t>(1 << (row & 7))
                 else:
                     self._err(row, field, E_HEX if v == -2 else E_VALUE,
-                              fs[fi], fs[fi], fe[fi])
+                              fs[2 * fi], fs[2 * fi], fe[2 * fi])
                 offs[row + 1] = <int32_t>dlen
                 nxt = row + 1
             while nxt < row0 + k:
@@ -1184,14 +1196,13 @@ cdef class TableOut:
             return 0
         for w in range(nval):
             if w + 8 < nval:               # the index entries and the bytes ahead
-                _prefetch(fs + rowf0[todo[w + 8]] + off)
-                _prefetch(fe + rowf0[todo[w + 8]] + off)
-                _prefetch(d + fs[rowf0[todo[w + 4]] + off])
+                _prefetch(fs + 2 * (rowf0[todo[w + 8]] + off))
+                _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
             i = todo[w]
             row = row0 + i
             fi = rowf0[i] + off
-            s = fs[fi]
-            e = fe[fi]
+            s = fs[2 * fi]
+            e = fe[2 * fi]
             fl = ffl[fi]
             if fl == 0:
                 p = d + s
@@ -1325,9 +1336,19 @@ cdef extern from *:
     """
     #define cdc_ctz(x) __builtin_ctzll(x)
     #define cdc_prefetch(p) __builtin_prefetch((const void*)(p))
+    /* 8 bytes of a bitmap as one word, bit i = bit (i & 7) of byte i >> 3 */
+    static inline uint64_t cdc_load_le64(const uint8_t* p) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+    #endif
+        return w;
+    }
     """
     int _ctz "cdc_ctz"(uint64_t x) nogil
     void _prefetch "cdc_prefetch"(const void* p) nogil
+    uint64_t load_le64 "cdc_load_le64"(const uint8_t* p) nogil
 
 
 cdef extern from "cdcfast/_bytes.h":
@@ -1434,8 +1455,8 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
                 errpos[0] = p
                 nf_out[0] = nf
                 return p
-        fs[nf] = fstart
-        fe[nf] = p
+        fs[2 * nf] = fstart
+        fe[2 * nf] = p
         ffl[nf] = fl | (F_NULL if p == fstart else 0)
         nf += 1
         if at == 2:                             # the record delimiter, or the message end

@@ -128,8 +128,8 @@ static inline int64_t cdc_split_fast(const uint8_t* d, int64_t p, int64_t end, i
             /* no doubled delimiter: the common case, without a branch on the data */
             while (S) {
                 int64_t pos = b + __builtin_ctzll(S);
-                fs[nf] = fstart;
-                fe[nf] = pos;
+                fs[2 * nf] = fstart;
+                fe[2 * nf] = pos;
                 /* an empty field's first byte is its delimiter, never the string delimiter */
                 ffl[nf] = (uint8_t)((pos == fstart) * CDC_F_NULL
                                     | (d[fstart] == sd) * CDC_F_QUOTED);
@@ -151,8 +151,8 @@ static inline int64_t cdc_split_fast(const uint8_t* d, int64_t p, int64_t end, i
             }
             dq &= ~below;
             esc_open = 0;
-            fs[nf] = fstart;
-            fe[nf] = pos;
+            fs[2 * nf] = fstart;
+            fe[2 * nf] = pos;
             ffl[nf] = fl;
             nf++;
             fstart = pos + 1;
@@ -175,8 +175,8 @@ static inline int64_t cdc_split_fast(const uint8_t* d, int64_t p, int64_t end, i
                 if (end - fstart > maxesc)
                     maxesc = end - fstart;
             }
-            fs[nf] = fstart;
-            fe[nf] = end;
+            fs[2 * nf] = fstart;
+            fe[2 * nf] = end;
             ffl[nf] = fl;
             *nf_out = nf + 1;
             *esc = maxesc;
