@@ -91,3 +91,43 @@ def test_quoting_errors_at_any_offset(pad, fields, bad, at, cut):
     errors = [r["_error"] for t in got.values() for r in t.to_pylist() if r["_error"]]
     if not cut and bad in (b'a"b', b'"ab"c', b'ab""'):    # nothing makes these well-formed
         assert errors, data
+
+
+def test_both_splitters_agree():
+    """The AVX2 splitter (where the CPU has it) and the portable one give the same tables:
+    the portable one runs in a child process with CDCFAST_NO_AVX2=1."""
+    import json
+    import subprocess
+    import sys
+    from cdcfast import _ibm
+    code = """
+import json, sys
+import cdcfast
+from cdcfast import _ibm
+from cdcfast.encode import generate
+sys.path.insert(0, {tests!r})
+from test_ibm_split import record, GOOD, BAD
+msgs, _ = generate("ibm-delimited", rows=400, table_width=9, seed=5, messages=True)
+odd = [record(pad, [GOOD[(pad + i) % len(GOOD)] for i in range(5)]
+              + [BAD[pad % len(BAD)]] * (pad % 2)) for pad in range(70)]
+out = {{}}
+for name, data in (("generated", msgs), ("odd", odd)):
+    tables = cdcfast.decode_tables(data, format="ibm-delimited")
+    out[name] = {{str(k): t.to_pylist() for k, t in tables.items()}}
+print(_ibm.split_level())
+print(json.dumps(out, default=str, sort_keys=True))
+"""
+    import os
+    import pathlib
+    here = str(pathlib.Path(__file__).parent)
+    runs = {}
+    for no_avx2 in ("", "1"):
+        env = dict(os.environ, CDCFAST_NO_AVX2=no_avx2)
+        res = subprocess.run([sys.executable, "-c", code.format(tests=here)], env=env,
+                             capture_output=True, text=True, check=True)
+        level, payload = res.stdout.split("\n", 1)
+        runs[no_avx2] = (int(level), json.loads(payload))
+    assert runs["1"][0] == 1
+    assert runs[""][0] == _ibm.split_level()
+    assert runs[""][1] == runs["1"][1]
+    assert sum(len(rows) for rows in runs["1"][1]["odd"].values()) == 70

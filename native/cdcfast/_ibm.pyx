@@ -23,6 +23,8 @@ from cdcfast._values cimport (A, cdc_i128, parse_int, parse_decimal, parse_float
                               parse_time, parse_timestamp, digits, days_from_civil, is_leap,
                               hexval, unhex, utf8_valid, utf8_copy, to_utf8, US_PER_SEC, US_PER_DAY)
 
+import os
+
 import numpy as np
 
 # value kinds (cdcfast.catalog)
@@ -1358,10 +1360,22 @@ cdef extern from "cdcfast/_bytes.h":
 cdef extern from "cdcfast/_split.h":
     int64_t SPLIT_ROOM "CDC_SPLIT_ROOM"
     int64_t SPLIT_SLOW "CDC_SPLIT_SLOW"
-    int64_t _split_fast "cdc_split_fast"(const uint8_t* d, int64_t p, int64_t end, int64_t limit,
-                                         uint8_t sd, uint8_t cd, uint8_t rd, int64_t* fs,
-                                         int64_t* fe, uint8_t* ffl, int64_t room,
-                                         int64_t* nf_out, int64_t* esc) noexcept nogil
+    ctypedef int64_t (*split_fn "cdc_split_fn")(const uint8_t* d, int64_t p, int64_t end,
+                                               int64_t limit, uint8_t sd, uint8_t cd,
+                                               uint8_t rd, int64_t* fs, int64_t* fe,
+                                               uint8_t* ffl, int64_t room, int64_t* nf_out,
+                                               int64_t* esc) noexcept nogil
+    split_fn _split_choose "cdc_split_choose"(int allow_avx2) noexcept nogil
+    int _split_level "cdc_split_level"(split_fn f) noexcept nogil
+
+
+# the splitter for this CPU; CDCFAST_NO_AVX2=1 keeps the portable one (tests run both)
+cdef split_fn _split_fast = _split_choose(not os.environ.get("CDCFAST_NO_AVX2"))
+
+
+def split_level():
+    """2: the record splitter uses AVX2; 1: the portable (SSE2 or plain C) one."""
+    return _split_level(_split_fast)
 
 
 cdef inline uint64_t _zero_byte(uint64_t v) noexcept nogil:

@@ -19,6 +19,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CDC_HAVE_AVX2_PATH 1
+#endif
 
 #define CDC_SPLIT_ROOM (-1)      /* more fields than room: grow the index and split again */
 #define CDC_SPLIT_SLOW (-2)      /* not a clean record: split it byte by byte */
@@ -29,7 +33,7 @@
 #define CDC_F_NULL 4
 
 /* Bit i of *a, *b, *c: p[i] equals a, b, c. */
-static inline void cdc_eq3(const uint8_t* p, uint8_t a, uint8_t b, uint8_t c,
+static inline __attribute__((always_inline)) void cdc_eq3(const uint8_t* p, uint8_t a, uint8_t b, uint8_t c,
                            uint64_t* ma, uint64_t* mb, uint64_t* mc)
 {
 #if defined(__SSE2__)
@@ -67,15 +71,45 @@ static inline uint64_t cdc_prefix_xor(uint64_t x)
     return x;
 }
 
+#ifdef CDC_HAVE_AVX2_PATH
+/* The same with 32-byte compares, and the prefix XOR as one carry-less multiply. */
+__attribute__((target("avx2,pclmul"))) static inline void cdc_eq3_avx2(
+    const uint8_t* p, uint8_t a, uint8_t b, uint8_t c, uint64_t* ma, uint64_t* mb,
+    uint64_t* mc)
+{
+    const __m256i va = _mm256_set1_epi8((char)a), vb = _mm256_set1_epi8((char)b),
+                  vc = _mm256_set1_epi8((char)c);
+    __m256i lo = _mm256_loadu_si256((const __m256i*)p);
+    __m256i hi = _mm256_loadu_si256((const __m256i*)(p + 32));
+    *ma = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, va))
+        | (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, va)) << 32;
+    *mb = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, vb))
+        | (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, vb)) << 32;
+    *mc = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, vc))
+        | (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, vc)) << 32;
+}
+
+__attribute__((target("avx2,pclmul"))) static inline uint64_t cdc_prefix_xor_clmul(uint64_t x)
+{
+    __m128i all = _mm_set1_epi8((char)0xFF);
+    return (uint64_t)_mm_cvtsi128_si64(
+        _mm_clmulepi64_si128(_mm_set_epi64x(0, (long long)x), all, 0));
+}
+#endif
+
+typedef void (*cdc_eq3_fn)(const uint8_t*, uint8_t, uint8_t, uint8_t, uint64_t*, uint64_t*,
+                           uint64_t*);
+typedef uint64_t (*cdc_pxor_fn)(uint64_t);
+
 /* Split the record starting at p (p < end) into fields: their starts, ends and flags, at
  * most `room` of them (wanting room for 64 more at each block). `end` is the message end (a record ends there without a delimiter);
  * `limit` is the end of the readable buffer (blocks near it are copied, never read past it).
  * Returns the record delimiter's position (or `end`), CDC_SPLIT_ROOM or CDC_SPLIT_SLOW;
  * *esc gets the longest escaped field's span (room to unescape it). */
-static inline int64_t cdc_split_fast(const uint8_t* d, int64_t p, int64_t end, int64_t limit,
-                                     uint8_t sd, uint8_t cd, uint8_t rd, int64_t* fs,
-                                     int64_t* fe, uint8_t* ffl, int64_t room,
-                                     int64_t* nf_out, int64_t* esc)
+static inline __attribute__((always_inline)) int64_t cdc_split_body(
+    const uint8_t* d, int64_t p, int64_t end, int64_t limit, uint8_t sd, uint8_t cd,
+    uint8_t rd, int64_t* fs, int64_t* fe, uint8_t* ffl, int64_t room, int64_t* nf_out,
+    int64_t* esc, cdc_eq3_fn eq3, cdc_pxor_fn pxor)
 {
     uint8_t buf[64];
     int64_t nf = 0, fstart = p, b = p, maxesc = 0;
@@ -92,10 +126,10 @@ static inline int64_t cdc_split_fast(const uint8_t* d, int64_t p, int64_t end, i
             blk = buf;
         }
         uint64_t Q, C, R;
-        cdc_eq3(blk, sd, cd, rd, &Q, &C, &R);
+        eq3(blk, sd, cd, rd, &Q, &C, &R);
         uint64_t live = n >= 64 ? ~0ULL : ((1ULL << n) - 1);
         Q &= live;
-        uint64_t inside = (Q ? cdc_prefix_xor(Q) : 0) ^ in;
+        uint64_t inside = (Q ? pxor(Q) : 0) ^ in;
         uint64_t S = (C | R) & live & ~inside;
         uint64_t RR = R & S;
         uint64_t keep = live;
@@ -187,6 +221,51 @@ static inline int64_t cdc_split_fast(const uint8_t* d, int64_t p, int64_t end, i
         close_due = close >> 63;
         b += 64;
     }
+}
+
+static int64_t cdc_split_base(const uint8_t* d, int64_t p, int64_t end, int64_t limit,
+                              uint8_t sd, uint8_t cd, uint8_t rd, int64_t* fs, int64_t* fe,
+                              uint8_t* ffl, int64_t room, int64_t* nf_out, int64_t* esc)
+{
+    return cdc_split_body(d, p, end, limit, sd, cd, rd, fs, fe, ffl, room, nf_out, esc,
+                          cdc_eq3, cdc_prefix_xor);
+}
+
+#ifdef CDC_HAVE_AVX2_PATH
+__attribute__((target("avx2,pclmul")))
+static int64_t cdc_split_avx2(const uint8_t* d, int64_t p, int64_t end, int64_t limit,
+                              uint8_t sd, uint8_t cd, uint8_t rd, int64_t* fs, int64_t* fe,
+                              uint8_t* ffl, int64_t room, int64_t* nf_out, int64_t* esc)
+{
+    return cdc_split_body(d, p, end, limit, sd, cd, rd, fs, fe, ffl, room, nf_out, esc,
+                          cdc_eq3_avx2, cdc_prefix_xor_clmul);
+}
+#endif
+
+typedef int64_t (*cdc_split_fn)(const uint8_t*, int64_t, int64_t, int64_t, uint8_t, uint8_t,
+                                uint8_t, int64_t*, int64_t*, uint8_t*, int64_t, int64_t*,
+                                int64_t*);
+
+/* The splitter for this CPU: AVX2 where it has it (checked once, at import). */
+static cdc_split_fn cdc_split_choose(int allow_avx2)
+{
+#ifdef CDC_HAVE_AVX2_PATH
+    if (allow_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul"))
+        return cdc_split_avx2;
+#endif
+    (void)allow_avx2;
+    return cdc_split_base;
+}
+
+/* Which splitter cdc_split_choose picked: 2 AVX2, 1 the portable one. */
+static int cdc_split_level(cdc_split_fn f)
+{
+#ifdef CDC_HAVE_AVX2_PATH
+    if (f == cdc_split_avx2)
+        return 2;
+#endif
+    (void)f;
+    return 1;
 }
 
 #endif
