@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import cdcfast
+from cdcfast.encode import generate
 from cdcfast import reference
 
 FMT = "ibm-delimited"
@@ -103,6 +104,7 @@ def test_both_splitters_agree():
     code = """
 import json, sys
 import cdcfast
+from cdcfast.encode import generate
 from cdcfast import _ibm
 from cdcfast.encode import generate
 sys.path.insert(0, {tests!r})
@@ -131,3 +133,30 @@ print(json.dumps(out, default=str, sort_keys=True))
     assert runs[""][0] == _ibm.split_level()
     assert runs[""][1] == runs["1"][1]
     assert sum(len(rows) for rows in runs["1"][1]["odd"].values()) == 70
+
+
+def _careful(data: bytes) -> int:
+    """Records of `data` (one message) that the splitter had to split byte by byte."""
+    import numpy as np
+    from cdcfast import _ibm
+    sc = _ibm.Scanner(data, np.array([0, len(data)], dtype=np.int64), None, b',\n"')
+    t = sc.new_table(-1, False)
+    while True:
+        st = sc.scan(512, 1 << 24)
+        if st == 2:
+            sc.add_name(*sc.pending_names(), t)
+            continue
+        sc.reset()
+        if st == 0:
+            return sc.careful
+
+
+def test_clean_records_never_take_the_careful_path():
+    """Only records with a quoting error (or a string cut off by the message end) are split
+    byte by byte: a generated stream full of quotes, doubled quotes, delimiters and newlines
+    inside strings goes entirely through the 64-byte splitter."""
+    data, _ = generate("ibm-delimited", rows=3000, table_width=20, seed=3)
+    assert data.count(b'""') > 100 and data.count(b'"\n') < data.count(b"\n")
+    assert _careful(data) == 0
+    bad = [record(pad, [b'"x"', b'a"b', b'"y"']) for pad in range(70)]
+    assert _careful(b"\n".join(bad)) == 70

@@ -99,6 +99,7 @@ cdef class Scanner:
     cdef uint8_t cls[256]
     cdef uint8_t cd, rd, sd
     cdef readonly int64_t msg, pos, seq, tombstones
+    cdef readonly int64_t careful   # records split byte by byte (quoting errors, cut strings)
     cdef bint in_msg
     # registered tables: raw owner/name bytes as they appear unescaped in the message
     cdef uint8_t* tn_buf        # owner and name bytes of every table, back to back
@@ -152,6 +153,7 @@ cdef class Scanner:
         self.seq = 0
         self.in_msg = 0
         self.tombstones = 0
+        self.careful = 0
         self.tn_buf = NULL
         self.tn_len = 0
         self.tn_at = NULL
@@ -368,6 +370,7 @@ cdef class Scanner:
                                 self.f_s + 2 * f0, self.f_e + 2 * f0, self.f_fl + f0, self.fcap - f0,
                                 &nf, &esc)
                 if p == SPLIT_SLOW:     # a quoting error, or a string the message cuts off
+                    self.careful += 1
                     p = _split(d, start, end, self.cls, self.sd, self.cd, self.rd,
                                self.f_s + 2 * f0, self.f_e + 2 * f0, self.f_fl + f0, self.fcap - f0,
                                &nf, &err, &errpos, &esc)

@@ -156,6 +156,7 @@ static inline __attribute__((always_inline)) int64_t cdc_split_body(
         if (close & ~follows)
             return CDC_SPLIT_SLOW;
         uint64_t dq = close & (open >> 1);      /* the first of each doubled pair */
+        uint64_t last_ends = (S | close) >> 63; /* the block's last byte ends a field */
         if (nf + 64 > room)                     /* room for any block's fields */
             return CDC_SPLIT_ROOM;
         if (!(dq | (uint64_t)esc_open)) {
@@ -217,7 +218,7 @@ static inline __attribute__((always_inline)) int64_t cdc_split_body(
             return end;
         }
         in = 0 - (inside >> 63);
-        start_ok = ((S | close) >> 63) & 1;
+        start_ok = last_ends;
         close_due = close >> 63;
         b += 64;
     }
