@@ -1145,7 +1145,8 @@ cdef class TableOut:
                 n = fe[2 * fi] - s - 2 * q
                 p = d + s + q
                 if not (fl & F_ESCAPED) and s + n + 32 <= size:
-                    ok = copy_ascii(p, n, data + dlen) or utf8_valid(p, n)
+                    q = copy_ascii(p, n, data + dlen)
+                    ok = q == n or utf8_valid(p + q, n - q)
                 else:
                     p = sc.content(fi, &n)
                     ok = utf8_copy(p, n, data + dlen)
@@ -1357,7 +1358,7 @@ cdef extern from *:
 
 
 cdef extern from "cdcfast/_bytes.h":
-    bint copy_ascii "cdc_copy_ascii"(const uint8_t* src, int64_t n, uint8_t* dst) noexcept nogil
+    int64_t copy_ascii "cdc_copy_ascii"(const uint8_t* src, int64_t n, uint8_t* dst) noexcept nogil
 
 
 cdef extern from "cdcfast/_split.h":
