@@ -41,6 +41,13 @@ cdef extern from *:
     const signed char* _HEXVAL "cdc_hexval"
 
 
+cdef extern from "cdcfast/_text.h":
+    int date10_fast "cdc_date10_fast"(const uint8_t* p, int64_t n, int64_t* days) nogil
+    int clock_fast "cdc_clock_fast"(const uint8_t* p, int64_t n, int64_t* us,
+                                    int64_t* used) nogil
+    int eisel_lemire "cdc_eisel_lemire"(uint64_t man, int64_t exp10, int neg, double* out) nogil
+
+
 cdef inline uint8_t A(const uint8_t* asc, uint8_t b) noexcept nogil:
     """A byte as ASCII: through the code page's table, or as is when there is none (NULL: an
     ASCII-compatible encoding — the common case, so no table load per byte)."""
@@ -217,9 +224,11 @@ cdef inline bint parse_float(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
                              uint8_t dc, double* out) noexcept nogil:
     """``[+-]digits[<dc>digits][(E|e)[+-]digits]``, correctly rounded.
 
-    Clinger's fast path when the digits fit a double exactly (≤ 15 significant digits) and
-    the power of ten is ≤ 22: one IEEE multiply or divide of two exact values rounds
-    correctly. Anything else goes through strtod."""
+    Up to 19 significant digits are gathered exactly in a 64-bit word. Clinger's fast path
+    when they fit a double exactly (≤ 2**53) and the power of ten is ≤ 22: one IEEE multiply
+    or divide of two exact values rounds correctly. Otherwise Eisel-Lemire (_text.h), which
+    rounds correctly or declines. What is left (more digits, subnormals, the rare undecided
+    case) goes through strtod."""
     cdef char buf[320]
     cdef Py_ssize_t i = 0
     cdef int nd = 0, sig = 0, frac = 0, ex = 0, e10
@@ -242,7 +251,7 @@ cdef inline bint parse_float(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
         nd += 1
         if m != 0 or c != 48:
             sig += 1
-            if sig <= 15:
+            if sig <= 19:
                 m = m * 10 + (c - 48)
             else:
                 exact = 0
@@ -258,7 +267,7 @@ cdef inline bint parse_float(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
             nd += 1
             if m != 0 or c != 48:
                 sig += 1
-                if sig <= 15:
+                if sig <= 19:
                     m = m * 10 + (c - 48)
                     frac += 1
                 else:
@@ -289,10 +298,12 @@ cdef inline bint parse_float(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
                 ex = ex * 10 + (c - 48)
             i += 1
     e10 = (-ex if eneg else ex) - frac
-    if exact and -22 <= e10 <= 22:
+    if exact and m <= 9007199254740992ULL and -22 <= e10 <= 22:
         out[0] = (<double>m) * _POW10[e10] if e10 >= 0 else (<double>m) / _POW10[-e10]
         if neg:
             out[0] = -out[0]
+        return 1
+    if exact and eisel_lemire(m, e10, neg, out):
         return 1
     buf[n] = 0
     out[0] = strtod(buf, &end)
@@ -303,6 +314,8 @@ cdef inline bint parse_date10(const uint8_t* p, Py_ssize_t n, const uint8_t* asc
                               int64_t* days) noexcept nogil:
     """``YYYY-MM-DD`` → days since 1970-01-01."""
     cdef int64_t y, m, d
+    if asc == NULL and date10_fast(p, n, days) == 1:
+        return 1
     if n < 10:
         return 0
     if not digits(p, 4, asc, &y) or A(asc, p[4]) != 45 or not digits(p + 5, 2, asc, &m) \
@@ -319,9 +332,11 @@ cdef inline Py_ssize_t parse_clock(const uint8_t* p, Py_ssize_t n, const uint8_t
     """``HH.MM.SS`` or ``HH:MM:SS`` (either separator at each place), optional ``.f…`` (1–12
     digits, truncated to µs). ``24.00.00`` with a zero fraction gives 86400 s. Returns the
     number of bytes read (stopping before anything that is not part of the time), 0 if bad."""
-    cdef int64_t h, mi, s, f = 0
+    cdef int64_t h, mi, s, f = 0, used
     cdef Py_ssize_t i = 8, nf = 0
     cdef uint8_t c
+    if asc == NULL and clock_fast(p, n, us, &used) == 1:
+        return used
     if n < 8:
         return 0
     if not digits(p, 2, asc, &h) or not digits(p + 3, 2, asc, &mi) \
