@@ -158,4 +158,77 @@ static inline int cdc_eisel_lemire(uint64_t man, int64_t exp10, int neg, double*
     return 1;
 }
 
+/* The value of 8 ASCII digits (checked by the caller), first digit in the first byte. */
+static inline uint64_t cdc_parse8(const uint8_t* p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    v -= 0x3030303030303030ULL;
+    v = (v * 10) + (v >> 8);                    /* pairs */
+    v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)))
+         + (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    return v;
+}
+
+/* acc * 10**len + the value of len ASCII digits at p (8 at a time where it can). */
+static inline unsigned __int128 cdc_digits128(const uint8_t* p, int64_t len,
+                                              unsigned __int128 acc)
+{
+    uint64_t lo = 0;
+    int64_t k = 0;
+    while (len - k >= 8) {
+        acc = acc * 100000000ULL + cdc_parse8(p + k);
+        k += 8;
+    }
+    for (; k < len; k++)
+        lo = lo * 10 + (uint64_t)(p[k] - '0');
+    static const uint64_t pw[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    return acc * pw[len & 7] + lo;
+}
+
+/* [+-]digits[<dc>digits] as the unscaled integer of DECIMAL(prec, scale): the common,
+ * well-formed case only — at most `scale` fraction digits, at most prec - scale integer
+ * digits after leading zeros. Anything else (trailing fraction zeros past the scale, errors)
+ * goes to the careful parser. */
+static inline int cdc_decimal_fast(const uint8_t* p, int64_t n, uint8_t dc, int prec,
+                                   int scale, unsigned __int128* out, int* neg)
+{
+#if CDC_SWAR
+    int64_t i = 0, s, e, f = 0, nf = 0;
+    if (n <= 0 || n > 80)
+        return -1;
+    *neg = p[0] == '-';
+    i = (p[0] == '-' || p[0] == '+');
+    s = i;
+    while (i < n && (uint8_t)(p[i] - '0') <= 9)
+        i++;
+    e = i;
+    if (i < n) {
+        if (p[i] != dc)
+            return -1;
+        f = ++i;
+        while (i < n && (uint8_t)(p[i] - '0') <= 9)
+            i++;
+        if (i != n)
+            return -1;
+        nf = n - f;
+    }
+    if (e == s && nf == 0)
+        return -1;
+    while (s < e && p[s] == '0')
+        s++;
+    if (e - s > prec - scale || nf > scale)
+        return -1;
+    unsigned __int128 v = cdc_digits128(p + s, e - s, 0);
+    v = cdc_digits128(p + f, nf, v);
+    for (int64_t k = nf; k < scale; k++)
+        v *= 10;
+    *out = v;
+    return 1;
+#else
+    (void)p; (void)n; (void)dc; (void)prec; (void)scale; (void)out; (void)neg;
+    return -1;
+#endif
+}
+
 #endif

@@ -14,6 +14,7 @@ from libc.string cimport memcmp, memcpy
 cdef extern from *:
     """
     typedef __int128 cdc_i128;
+    typedef unsigned __int128 cdc_u128;
     #define CDC_US_PER_SEC 1000000LL
     #define CDC_US_PER_DAY 86400000000LL
     static const double cdc_pow10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
@@ -34,6 +35,7 @@ cdef extern from *:
         100000000000000000ULL, 1000000000000000000ULL};
     """
     ctypedef long long cdc_i128     # a 128-bit integer in C; Cython only needs it to be integral
+    ctypedef unsigned long long cdc_u128
     const int64_t US_PER_SEC "CDC_US_PER_SEC"
     const int64_t US_PER_DAY "CDC_US_PER_DAY"
     const double* _POW10 "cdc_pow10"
@@ -46,6 +48,8 @@ cdef extern from "cdcfast/_text.h":
     int clock_fast "cdc_clock_fast"(const uint8_t* p, int64_t n, int64_t* us,
                                     int64_t* used) nogil
     int eisel_lemire "cdc_eisel_lemire"(uint64_t man, int64_t exp10, int neg, double* out) nogil
+    int decimal_fast "cdc_decimal_fast"(const uint8_t* p, int64_t n, uint8_t dc, int prec,
+                                        int scale, cdc_u128* out, int* neg) nogil
 
 
 cdef inline uint8_t A(const uint8_t* asc, uint8_t b) noexcept nogil:
@@ -158,6 +162,11 @@ cdef inline bint parse_decimal(const uint8_t* p, Py_ssize_t n, const uint8_t* as
     cdef uint64_t lo = 0
     cdef int nlo = 0, nint = 0, nfrac = 0, ndig = 0
     cdef uint8_t c
+    cdef cdc_u128 fast
+    cdef int fneg
+    if asc == NULL and decimal_fast(p, n, dc, prec, scale, &fast, &fneg) == 1:
+        out[0] = -<cdc_i128>fast if fneg else <cdc_i128>fast
+        return 1
     if n <= 0:
         return 0
     c = A(asc, p[0])
