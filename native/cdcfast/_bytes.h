@@ -40,4 +40,51 @@ static inline int64_t cdc_copy_ascii(const uint8_t* src, int64_t n, uint8_t* dst
 #endif
 }
 
+/* a[0:n] == b[0:n], 16 bytes at a time; both may be read up to 15 bytes past n (the caller
+ * checks they lie inside their buffer). Short spans are the rule: a libc call costs more. */
+static inline int cdc_same_bytes(const uint8_t* a, const uint8_t* b, int64_t n)
+{
+#if defined(__SSE2__)
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i*)(a + i));
+        __m128i y = _mm_loadu_si128((const __m128i*)(b + i));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) != 0xFFFF)
+            return 0;
+    }
+    if (i < n) {
+        __m128i x = _mm_loadu_si128((const __m128i*)(a + i));
+        __m128i y = _mm_loadu_si128((const __m128i*)(b + i));
+        int m = (1 << (n - i)) - 1;
+        return (_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) & m) == m;
+    }
+    return 1;
+#else
+    return memcmp(a, b, (size_t)n) == 0;
+#endif
+}
+
+/* Append a copy of the n bytes just before dst (the previous value of a string column) at
+ * dst: 16-byte moves, all loads before the stores where the two may meet. dst may be written
+ * up to 31 bytes past n (the column reserves that slack). */
+static inline void cdc_repeat_prev(uint8_t* dst, int64_t n)
+{
+    const uint8_t* src = dst - n;
+#if defined(__SSE2__)
+    if (n <= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i*)src);
+        _mm_storeu_si128((__m128i*)dst, x);
+        return;
+    }
+    if (n <= 32) {
+        __m128i x = _mm_loadu_si128((const __m128i*)src);
+        __m128i y = _mm_loadu_si128((const __m128i*)(src + 16));
+        _mm_storeu_si128((__m128i*)dst, x);
+        _mm_storeu_si128((__m128i*)(dst + 16), y);
+        return;
+    }
+#endif
+    memcpy(dst, src, (size_t)n);            /* apart: [src, dst) and [dst, dst + n) */
+}
+
 #endif

@@ -714,16 +714,17 @@ cdef class TableOut:
                 f0 = sc.r_f0[rix]
                 for j in range(12):
                     hl[j] += sc.f_e[2 * (f0 + j)] - sc.f_s[2 * (f0 + j)]
-        self.s_ident.reserve_data(hl[1] * expand)
-        self.schema.reserve_data(hl[4] * expand)
-        self.table.reserve_data(hl[5] * expand)
-        self.source_op.reserve_data(hl[6] * expand)
-        self.txid.reserve_data(hl[7] * expand)
-        self.commit_pos.reserve_data(hl[8])
-        self.s_plan.reserve_data(hl[10] * expand)
+        # (+ 32: a repeated value is copied in 16-byte moves, see _again_var)
+        self.s_ident.reserve_data(hl[1] * expand + 32)
+        self.schema.reserve_data(hl[4] * expand + 32)
+        self.table.reserve_data(hl[5] * expand + 32)
+        self.source_op.reserve_data(hl[6] * expand + 32)
+        self.txid.reserve_data(hl[7] * expand + 32)
+        self.commit_pos.reserve_data(hl[8] + 32)
+        self.s_plan.reserve_data(hl[10] * expand + 32)
         self.op.reserve_data(k)
-        self.s_invimg.reserve_data(k)
-        self.s_invmode.reserve_data(4 * k)
+        self.s_invimg.reserve_data(k + 32)
+        self.s_invmode.reserve_data(4 * k + 32)
         if not self.images:
             return 0
         for i in range(k):
@@ -792,19 +793,22 @@ cdef class TableOut:
         else:
             _again_var(self.schema, row)
             _again_var(self.table, row)
-        # 7 operation
-        self._hstr(sc, self.source_op, f0, 6, row)
+        # 7 operation (source_op keeps its text: a known one is written as a literal)
         p = sc.content(f0 + 6, &n)
         if n == 4 and _ascii_eq(p, a, b"ISRT", 4):
             self.rowop[i] = 1
+            self._lit(self.source_op, b"ISRT", 4)
             self._lit(self.op, b"c", 1)
         elif n == 4 and _ascii_eq(p, a, b"REPL", 4):
             self.rowop[i] = 2
+            self._lit(self.source_op, b"REPL", 4)
             self._lit(self.op, b"u", 1)
         elif n == 4 and _ascii_eq(p, a, b"DLET", 4):
             self.rowop[i] = 3
+            self._lit(self.source_op, b"DLET", 4)
             self._lit(self.op, b"d", 1)
         else:
+            self._hstr(sc, self.source_op, f0, 6, row)
             col_null(self.op)
             self._err(row, 6, E_VALUE, sc.f_s[2 * (f0 + 6)], sc.f_s[2 * (f0 + 6)], sc.f_e[2 * (f0 + 6)])
         if not self._same_span(sc, f0, 7, 11, row, &self.cb_ptr, &self.cb_len, self.cb_ok):
@@ -827,7 +831,8 @@ cdef class TableOut:
         cdef const uint8_t* p = sc.data + sc.f_s[2 * (f0 + fa)]
         cdef int64_t n = sc.f_e[2 * (f0 + fb)] - sc.f_s[2 * (f0 + fa)]
         cdef bint same = ok and self.crow == row - 1 and n == ln[0] \
-            and memcmp(p, ptr[0], n) == 0
+            and (same_bytes(p, ptr[0], n) if p - sc.data + n + 16 <= sc.size
+                 else memcmp(p, ptr[0], n) == 0)
         ptr[0] = p
         ln[0] = n
         return same
@@ -1359,6 +1364,8 @@ cdef extern from *:
 
 cdef extern from "cdcfast/_bytes.h":
     int64_t copy_ascii "cdc_copy_ascii"(const uint8_t* src, int64_t n, uint8_t* dst) noexcept nogil
+    bint same_bytes "cdc_same_bytes"(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nogil
+    void repeat_prev "cdc_repeat_prev"(uint8_t* dst, int64_t n) noexcept nogil
 
 
 cdef extern from "cdcfast/_split.h":
@@ -1494,20 +1501,25 @@ cdef inline bint _eq(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nog
 
 cdef inline void _again_fixed(Column c, int64_t row) noexcept:
     """Row `row` of a fixed-width column repeats row - 1."""
-    memcpy(c.data + row * c.width, c.data + (row - 1) * c.width, c.width)
-    if bits_get(c.valid, row - 1):
-        col_valid(c, row)
+    if c.width == 8:
+        (<int64_t*>c.data)[row] = (<int64_t*>c.data)[row - 1]
+    elif c.width == 4:
+        (<int32_t*>c.data)[row] = (<int32_t*>c.data)[row - 1]
+    else:
+        memcpy(c.data + row * c.width, c.data + (row - 1) * c.width, c.width)
+    c.valid[row >> 3] |= <uint8_t>(((c.valid[(row - 1) >> 3] >> ((row - 1) & 7)) & 1)
+                                   << (row & 7))
     c.length += 1
 
 
 cdef inline void _again_var(Column c, int64_t row) noexcept:
-    """Row `row` of a string/binary column repeats row - 1."""
-    cdef int64_t s, e
+    """Row `row` of a string/binary column repeats row - 1 (its bytes end where the next
+    value starts: the column reserves 32 bytes of slack for the 16-byte moves)."""
+    cdef int64_t n
     if bits_get(c.valid, row - 1):
-        s = c.offs[row - 1]
-        e = c.offs[row]
-        memcpy(c.data + c.dlen, c.data + s, e - s)
-        c.dlen += e - s
+        n = c.offs[row] - c.offs[row - 1]
+        repeat_prev(c.data + c.dlen, n)
+        c.dlen += n
         var_commit(c)
     else:
         col_null(c)
