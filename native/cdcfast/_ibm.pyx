@@ -11,7 +11,7 @@ Two stages, as Arrow's CSV reader does it:
 Errors never raise here: each row keeps the first error (lowest field) as a code, a field number,
 a byte position and the raw span; the Python layer turns those into `_error` text.
 """
-from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t, uintptr_t
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memchr, memcpy, memcmp, memset
 from libc.stdlib cimport malloc, realloc, free
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -1331,16 +1331,20 @@ cdef inline void _bits_or(uint8_t* dst, int64_t at, const uint8_t* src, int64_t 
     cdef uint8_t* d = dst + (at >> 3)
     cdef uint8_t last = <uint8_t>((1 << (n & 7)) - 1) if n & 7 else 0xFF
     cdef uint8_t b
+    if nb == 0:
+        return
+    if sh == 0:                             # byte-aligned (a whole chunk of one table)
+        for i in range(nb - 1):
+            d[i] |= src[i]
+        d[nb - 1] |= src[nb - 1] & last     # bits past n are not ours to set
+        return
     for i in range(nb):
         b = src[i]
         if i == nb - 1:
-            b &= last                       # bits past n are not ours to set
-        if sh == 0:
-            d[i] |= b
-        else:
-            d[i] |= <uint8_t>(b << sh)
-            if b >> (8 - sh):
-                d[i + 1] |= <uint8_t>(b >> (8 - sh))
+            b &= last
+        d[i] |= <uint8_t>(b << sh)
+        if b >> (8 - sh):
+            d[i + 1] |= <uint8_t>(b >> (8 - sh))
 
 
 cdef extern from *:
@@ -1589,4 +1593,11 @@ cdef inline bint _same(Column b, Column a, int64_t row, int64_t kind) noexcept:
         return (<double*>b.data)[row] == (<double*>a.data)[row]
     if kind == K_FLOAT32:
         return (<float*>b.data)[row] == (<float*>a.data)[row]
+    if b.width == 16:
+        return (<uint64_t*>b.data)[2 * row] == (<uint64_t*>a.data)[2 * row] \
+            and (<uint64_t*>b.data)[2 * row + 1] == (<uint64_t*>a.data)[2 * row + 1]
+    if b.width == 8:
+        return (<uint64_t*>b.data)[row] == (<uint64_t*>a.data)[row]
+    if b.width == 4:
+        return (<uint32_t*>b.data)[row] == (<uint32_t*>a.data)[row]
     return memcmp(b.data + row * b.width, a.data + row * a.width, b.width) == 0
