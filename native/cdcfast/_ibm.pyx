@@ -1016,7 +1016,6 @@ cdef class TableOut:
         cdef int64_t n = self.ncols, i, j, nupd = 0, nodd = 0
         cdef int64_t nb = ((k + 63) >> 6) << 3      # bitmap bytes, whole 64-bit words
         cdef uint8_t op, bit
-        cdef const uint8_t* fl
         cdef uint8_t* nl
         cdef Column c
         # per chunk, once, in one pass over the rows: rows by op as bitmaps (bit i = row
@@ -1025,13 +1024,16 @@ cdef class TableOut:
         cdef int64_t* todo = <int64_t*>_grow(NULL, 4 * k * 8)
         cdef int64_t* upd = todo + 2 * k
         cdef int64_t* odd = todo + 3 * k
-        cdef uint8_t* bm = <uint8_t*>_grow(NULL, (5 + 2 * n) * nb)
+        cdef uint8_t* bm = <uint8_t*>_grow(NULL, (5 + 2 * n) * nb + 2 * n)
+        cdef uint8_t* zero = bm + (5 + 2 * n) * nb
+        cdef const uint8_t* fp[8]
+        cdef int64_t g, r
         cdef uint8_t* known = bm
         cdef uint8_t* ins = bm + nb
         cdef uint8_t* hasb = bm + 2 * nb
         cdef uint8_t* hasa = bm + 3 * nb
         cdef uint8_t* nulls = bm + 5 * nb
-        memset(bm, 0, (5 + 2 * n) * nb)
+        memset(bm, 0, (5 + 2 * n) * nb + 2 * n)
         try:
             for i in range(k):
                 op = self.rowop[i]
@@ -1044,11 +1046,19 @@ cdef class TableOut:
                 nupd += op == 2
                 odd[nodd] = i
                 nodd += (op != 0) & (self.rowmode[i] != 0)
-                if op:                      # (a record without a known op may lack fields)
-                    fl = sc.f_fl + self.rowf0[i] + 12
-                    nl = nulls + (i >> 3)
-                    for j in range(2 * n):
-                        nl[j * nb] |= bit * ((fl[j] >> 2) & 1)     # F_NULL
+            # the NULL bitmaps, a byte (8 rows) at a time; a record without a known op may
+            # lack fields, so it reads as zeros (F_NULL is bit 2 of a field flag)
+            for g in range(0, k, 8):
+                for r in range(8):
+                    fp[r] = sc.f_fl + self.rowf0[g + r] + 12 \
+                        if g + r < k and self.rowop[g + r] else zero
+                nl = nulls + (g >> 3)
+                for j in range(2 * n):
+                    nl[j * nb] = <uint8_t>(
+                        ((fp[0][j] >> 2) & 1) | (((fp[1][j] >> 2) & 1) << 1)
+                        | (((fp[2][j] >> 2) & 1) << 2) | (((fp[3][j] >> 2) & 1) << 3)
+                        | (((fp[4][j] >> 2) & 1) << 4) | (((fp[5][j] >> 2) & 1) << 5)
+                        | (((fp[6][j] >> 2) & 1) << 6) | (((fp[7][j] >> 2) & 1) << 7))
             _bits_or(self.before_v.valid, row0, hasb, k)
             _bits_or(self.after_v.valid, row0, hasa, k)
             _bits_or(self.changed_v.valid, row0, known, k)
