@@ -71,7 +71,8 @@ def main(argv=None) -> int:
     b = sub.add_parser("bench", help="throughput against the reference and pyarrow (SPEC §8)")
     b.add_argument("--format", default="ibm-delimited", choices=names())
     b.add_argument("--size", type=float, default=100, help="input MB (default 100)")
-    b.add_argument("--repeat", type=int, default=3)
+    b.add_argument("--repeat", type=int, default=5,
+                   help="interleaved timing rounds; each tool's best is kept")
     b.add_argument("--reference-size", type=float, default=5,
                    help="MB given to the slow reference decoder (the start of the same data)")
     b.add_argument("--table-width", type=int, default=20)
