@@ -1021,7 +1021,7 @@ cdef class TableOut:
         # per chunk, once, in one pass over the rows: rows by op as bitmaps (bit i = row
         # row0 + i), and which image fields are NULL, one bitmap per field — so that the
         # per-column work is a few word operations instead of a strided load per row
-        cdef int64_t* todo = <int64_t*>_grow(NULL, 4 * k * 8)
+        cdef int64_t* todo = <int64_t*>_grow(NULL, 6 * k * 8)
         cdef int64_t* upd = todo + 2 * k
         cdef int64_t* odd = todo + 3 * k
         cdef uint8_t* bm = <uint8_t*>_grow(NULL, (5 + 2 * n) * nb + 2 * n)
@@ -1215,54 +1215,99 @@ cdef class TableOut:
             c.dlen = dlen
             c.length = row0 + k
             return 0
+        # fixed-width kinds: the values' spans first (quotes off; an escaped value, rare in
+        # a number, is unescaped when converted), so that each kind then has a loop of its
+        # own, with no test of the kind per value
+        cdef const uint8_t** vp = <const uint8_t**>(todo + 4 * k)
+        cdef int64_t* vn = todo + 5 * k
+        cdef int64_t* badw = todo + k
+        cdef int64_t nbad = 0
         for w in range(nval):
             if w + 8 < nval:               # the index entries and the bytes ahead
                 _prefetch(fs + 2 * (rowf0[todo[w + 8]] + off))
                 _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
-            i = todo[w]
-            row = row0 + i
-            fi = rowf0[i] + off
+            fi = rowf0[todo[w]] + off
             s = fs[2 * fi]
-            e = fe[2 * fi]
             fl = ffl[fi]
-            if fl == 0:
-                p = d + s
-                n = e - s
-            else:
-                p = sc.content(fi, &n)
-            if kind == K_INT32:
+            q = fl & F_QUOTED
+            vp[w] = d + s + q
+            vn[w] = -1 if fl & F_ESCAPED else fe[2 * fi] - s - 2 * q
+        if kind == K_INT32:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = parse_int(p, n, a, INT32_MIN, INT32_MAX, &v)
                 (<int32_t*>data)[row] = <int32_t>v
-            elif kind == K_INT64:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_INT64:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = parse_int(p, n, a, I64_MIN, I64_MAX, &v)
                 (<int64_t*>data)[row] = v
-            elif kind == K_INT16:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_INT16:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = parse_int(p, n, a, INT16_MIN, INT16_MAX, &v)
                 (<int16_t*>data)[row] = <int16_t>v
-            elif kind == K_INT8:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_INT8:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = parse_int(p, n, a, INT8_MIN, INT8_MAX, &v)
                 (<int8_t*>data)[row] = <int8_t>v
-            elif kind == K_DECIMAL:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_DECIMAL:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = parse_decimal(p, n, a, dc, <int>self.prec[j], <int>self.scale[j], &dv)
                 memcpy(data + 16 * row, &dv, 16)
-            elif kind == K_DATE32:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_DATE32:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = n == 10 and parse_date10(p, n, a, &v)
                 (<int32_t*>data)[row] = <int32_t>v
-            elif kind == K_TIMESTAMP or kind == K_TIMESTAMP_TZ:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_TIMESTAMP or kind == K_TIMESTAMP_TZ:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = parse_timestamp(p, n, a, kind == K_TIMESTAMP_TZ, &v)
                 (<int64_t*>data)[row] = v
-            elif kind == K_TIME64:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_TIME64:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = parse_time(p, n, a, &v)
                 (<int64_t*>data)[row] = v
-            elif kind == K_FLOAT64:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_FLOAT64:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = parse_float(p, n, a, dc, &dbl) and dbl - dbl == 0      # finite
                 (<double*>data)[row] = dbl
-            elif kind == K_FLOAT32:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_FLOAT32:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = parse_float(p, n, a, dc, &dbl) and dbl - dbl == 0
                 flt = <float>dbl
                 ok = ok and flt - flt == 0                                   # fits float32
                 (<float*>data)[row] = flt
-            elif kind == K_BOOL:
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        elif kind == K_BOOL:
+            for w in range(nval):
+                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                row = row0 + todo[w]
                 ok = 1
                 if n == 1 and (A(a, p[0]) == 49 or A(a, p[0]) == 48):
                     if A(a, p[0]) == 49:
@@ -1271,12 +1316,15 @@ cdef class TableOut:
                     data[row >> 3] |= <uint8_t>(1 << (row & 7))
                 elif not (n == 5 and _ascii_ieq(p, a, b"false", 5)):
                     ok = 0
-            else:
-                ok = 0
-            if ok:
-                valid[row >> 3] |= <uint8_t>(1 << (row & 7))
-            else:
-                self._err(row, field, E_VALUE, s, s, e)
+                nbad = _mark(valid, row, ok, badw, nbad, w)
+        else:
+            for w in range(nval):
+                badw[w] = w
+            nbad = nval
+        for w in range(nbad):
+            i = todo[badw[w]]
+            fi = rowf0[i] + off
+            self._err(row0 + i, field, E_VALUE, fs[2 * fi], fs[2 * fi], fe[2 * fi])
         c.length = row0 + k
         return 0
 
@@ -1502,6 +1550,24 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
             nf_out[0] = nf
             return p
         p += 1                                  # past the column delimiter
+
+
+cdef inline const uint8_t* _span(Scanner sc, const uint8_t** vp, const int64_t* vn,
+                                const int64_t* rowf0, const int64_t* todo, int64_t off,
+                                int64_t w, int64_t* n) noexcept:
+    """Value w of a column's gathered spans (an escaped one is unescaped now, into scratch)."""
+    n[0] = vn[w]
+    if n[0] >= 0:
+        return vp[w]
+    return sc.content(rowf0[todo[w]] + off, n)
+
+
+cdef inline int64_t _mark(uint8_t* valid, int64_t row, bint ok, int64_t* bad, int64_t nbad,
+                          int64_t w) noexcept nogil:
+    """Row valid if ok; else value w joins the bad ones. Returns the new bad count."""
+    valid[row >> 3] |= <uint8_t>(ok << (row & 7))
+    bad[nbad] = w
+    return nbad + (not ok)
 
 
 cdef inline bint _eq(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nogil:
