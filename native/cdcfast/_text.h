@@ -27,15 +27,17 @@ static inline int cdc_swar_digits(uint64_t w, uint64_t m)
 /* The byte at index i of w (i = 0 is the first in memory). */
 #define CDC_B(w, i) ((int64_t)(((w) >> (8 * (i))) & 0xFF))
 
-static inline int64_t cdc_days_from_civil(int64_t y, int64_t m, int64_t d)
+/* Days since 1970-01-01 of a proleptic Gregorian date with 1 <= y <= 9999 (what a YYYY
+ * field holds): H. Hinnant's algorithm (as days_from_civil in _values.pxd) in unsigned 32-bit
+ * arithmetic, where divisions by constants need no sign fix-ups. */
+static inline int64_t cdc_days_from_civil_u(uint32_t y, uint32_t m, uint32_t d)
 {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t mp = m > 2 ? m - 3 : m + 9;
-    int64_t doy = (153 * mp + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
+    static const uint16_t before[12] = {0, 31, 61, 92, 122, 153, 184, 214, 245, 275, 306, 337};
+    y -= m <= 2;                                /* years start in March: leap day last */
+    uint32_t era = y / 400, yoe = y - era * 400;
+    uint32_t doy = before[m > 2 ? m - 3 : m + 9] + d - 1;
+    uint32_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return (int64_t)era * 146097 + (int64_t)doe - 719468;
 }
 
 static inline int cdc_dim(int64_t y, int64_t m)
@@ -64,7 +66,7 @@ static inline int cdc_date10_fast(const uint8_t* p, int64_t n, int64_t* days)
     int64_t d = (p[8] - '0') * 10 + (p[9] - '0');
     if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m))
         return -1;
-    *days = cdc_days_from_civil(y, m, d);
+    *days = cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d);
     return 1;
 #else
     (void)p; (void)n; (void)days;
