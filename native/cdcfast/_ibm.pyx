@@ -1150,9 +1150,7 @@ cdef class TableOut:
                     _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
                 i = todo[w]
                 row = row0 + i
-                while nxt < row:                    # the null rows before this one
-                    offs[nxt + 1] = <int32_t>dlen
-                    nxt += 1
+                _offsets_to(offs, nxt, row, dlen)   # the null rows before this one
                 fi = rowf0[i] + off
                 s = fs[2 * fi]
                 fl = ffl[fi]
@@ -1172,9 +1170,7 @@ cdef class TableOut:
                     self._err(row, field, E_VALUE, s, s, fe[2 * fi])
                 offs[row + 1] = <int32_t>dlen
                 nxt = row + 1
-            while nxt < row0 + k:
-                offs[nxt + 1] = <int32_t>dlen
-                nxt += 1
+            _offsets_to(offs, nxt, row0 + k, dlen)
             c.dlen = dlen
             c.length = row0 + k
             return 0
@@ -1185,9 +1181,7 @@ cdef class TableOut:
                     _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
                 i = todo[w]
                 row = row0 + i
-                while nxt < row:                    # the null rows before this one
-                    offs[nxt + 1] = <int32_t>dlen
-                    nxt += 1
+                _offsets_to(offs, nxt, row, dlen)   # the null rows before this one
                 fi = rowf0[i] + off
                 p = sc.content(fi, &n)
                 if kind == K_STRING:
@@ -1209,9 +1203,7 @@ cdef class TableOut:
                               fs[2 * fi], fs[2 * fi], fe[2 * fi])
                 offs[row + 1] = <int32_t>dlen
                 nxt = row + 1
-            while nxt < row0 + k:
-                offs[nxt + 1] = <int32_t>dlen
-                nxt += 1
+            _offsets_to(offs, nxt, row0 + k, dlen)
             c.dlen = dlen
             c.length = row0 + k
             return 0
@@ -1550,6 +1542,13 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
             nf_out[0] = nf
             return p
         p += 1                                  # past the column delimiter
+
+
+cdef inline void _offsets_to(int32_t* offs, int64_t nxt, int64_t row, int64_t dlen) noexcept nogil:
+    """Rows nxt … row - 1 of a string column are null: their offsets all stay at dlen."""
+    while nxt < row:
+        offs[nxt + 1] = <int32_t>dlen
+        nxt += 1
 
 
 cdef inline const uint8_t* _span(Scanner sc, const uint8_t** vp, const int64_t* vn,
