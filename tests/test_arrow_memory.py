@@ -67,3 +67,12 @@ def test_cache_limit_from_the_environment(tmp_path):
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, check=True).stdout
         assert check(int(out)), (mb, out)
+
+
+def test_a_bad_cache_limit_warns_and_keeps_the_default():
+    env = dict(os.environ, CDCFAST_BUFFER_CACHE_MB="lots")
+    res = subprocess.run([sys.executable, "-c",
+                          "from cdcfast import _arrow; print(_arrow._cache_limit())"],
+                         env=env, capture_output=True, text=True, check=True)
+    assert int(res.stdout) == 256 << 20
+    assert "CDCFAST_BUFFER_CACHE_MB='lots' is not a number" in res.stderr

@@ -36,7 +36,23 @@ cdef uint8_t* _cache_p[_SLOTS]
 cdef int64_t _cache_cap[_SLOTS]
 cdef int _cached = 0                     # blocks in the cache, oldest first
 cdef int64_t _held = 0                   # their bytes
-cdef int64_t _limit = int(float(os.environ.get("CDCFAST_BUFFER_CACHE_MB", "256")) * (1 << 20))
+
+
+def _cache_limit() -> int:
+    """CDCFAST_BUFFER_CACHE_MB in bytes (256 MiB when unset; a value that is not a number
+    is ignored with a warning rather than breaking the import)."""
+    text = os.environ.get("CDCFAST_BUFFER_CACHE_MB", "256")
+    try:
+        mb = float(text)
+    except ValueError:
+        import warnings
+        warnings.warn(f"CDCFAST_BUFFER_CACHE_MB={text!r} is not a number; using 256",
+                      RuntimeWarning)
+        mb = 256
+    return max(0, int(mb * (1 << 20)))
+
+
+cdef int64_t _limit = _cache_limit()
 
 
 cdef void _drop_oldest() noexcept:
