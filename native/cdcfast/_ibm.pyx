@@ -1097,9 +1097,9 @@ cdef class TableOut:
         cdef int32_t field = <int32_t>off
         cdef int64_t kind = self.kind[j]
         cdef bint nullable = self.nullable[j], lob = self.is_lob[j], chr_ = self.is_char[j]
-        cdef int64_t i, fi, row, s, e, n, v, w
+        cdef int64_t i, fi, row, s, n, v, w
         cdef uint8_t op, mode, fl
-        cdef bint has_, ok
+        cdef bint ok
         cdef const uint8_t* p
         cdef uint8_t* valid = c.valid
         cdef uint8_t* data = c.data
@@ -1145,9 +1145,7 @@ cdef class TableOut:
             # the way (only those are checked as UTF-8); escaped values and the input's last
             # bytes take the careful path
             for w in range(nval):
-                if w + 8 < nval:               # the index entries and the bytes ahead
-                    _prefetch(fs + 2 * (rowf0[todo[w + 8]] + off))
-                    _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
+                _ahead(d, fs, rowf0, todo, off, w, nval)
                 i = todo[w]
                 row = row0 + i
                 _offsets_to(offs, nxt, row, dlen)   # the null rows before this one
@@ -1176,9 +1174,7 @@ cdef class TableOut:
             return 0
         if c.layout == VAR:
             for w in range(nval):
-                if w + 8 < nval:               # the index entries and the bytes ahead
-                    _prefetch(fs + 2 * (rowf0[todo[w + 8]] + off))
-                    _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
+                _ahead(d, fs, rowf0, todo, off, w, nval)
                 i = todo[w]
                 row = row0 + i
                 _offsets_to(offs, nxt, row, dlen)   # the null rows before this one
@@ -1215,9 +1211,7 @@ cdef class TableOut:
         cdef int64_t* badw = todo + k
         cdef int64_t nbad = 0
         for w in range(nval):
-            if w + 8 < nval:               # the index entries and the bytes ahead
-                _prefetch(fs + 2 * (rowf0[todo[w + 8]] + off))
-                _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
+            _ahead(d, fs, rowf0, todo, off, w, nval)
             fi = rowf0[todo[w]] + off
             s = fs[2 * fi]
             fl = ffl[fi]
@@ -1542,6 +1536,15 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
             nf_out[0] = nf
             return p
         p += 1                                  # past the column delimiter
+
+
+cdef inline void _ahead(const uint8_t* d, const int64_t* fs, const int64_t* rowf0,
+                        const int64_t* todo, int64_t off, int64_t w, int64_t nval) noexcept nogil:
+    """Prefetch the index entry of the value 8 ahead of w and the bytes of the one 4 ahead:
+    a column's values lie one record apart, too far for the hardware to guess."""
+    if w + 8 < nval:
+        _prefetch(fs + 2 * (rowf0[todo[w + 8]] + off))
+        _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
 
 
 cdef inline void _offsets_to(int32_t* offs, int64_t nxt, int64_t row, int64_t dlen) noexcept nogil:
