@@ -244,7 +244,7 @@ cdef class Scanner:
     cdef uint8_t* _scratch(self, int64_t n) except NULL:
         if n > self.scap or self.scratch == NULL:      # never NULL, even for n == 0
             self.scap = max(n, 2 * self.scap, 4096)
-            self.scratch = <uint8_t*>_grow(self.scratch, self.scap)
+            self.scratch = <uint8_t*>_grow(self.scratch, self.scap + 16)   # + 16: see _column
         return self.scratch
 
     def reset(self):
@@ -868,7 +868,7 @@ cdef class TableOut:
         p = sc.content(f0, &n)
         if _null(sc, f0):
             col_null(self.s_type)
-        elif parse_int(p, n, a, INT32_MIN, INT32_MAX, &v):
+        elif parse_int(p, n, a, INT32_MIN, INT32_MAX, &v, 0):
             (<int32_t*>self.s_type.data)[row] = <int32_t>v
             col_valid(self.s_type, row)
             self.s_type.length += 1
@@ -938,7 +938,7 @@ cdef class TableOut:
         p = sc.content(f0 + 11, &n)
         if _null(sc, f0 + 11):
             col_null(self.s_seg)
-        elif parse_int(p, n, a, INT32_MIN, INT32_MAX, &v):
+        elif parse_int(p, n, a, INT32_MIN, INT32_MAX, &v, 0):
             (<int32_t*>self.s_seg.data)[row] = <int32_t>v
             col_valid(self.s_seg, row)
             self.s_seg.length += 1
@@ -1210,6 +1210,9 @@ cdef class TableOut:
         cdef int64_t* vn = todo + 5 * k
         cdef int64_t* badw = todo + k
         cdef int64_t nbad = 0
+        # values with 8 readable bytes past them (all but the input's last few; scratch, where
+        # an escaped value is unescaped, keeps 16 spare bytes) are read 8 bytes at a time
+        cdef const uint8_t* dend = d + size
         for w in range(nval):
             _ahead(d, fs, rowf0, todo, off, w, nval)
             fi = rowf0[todo[w]] + off
@@ -1222,35 +1225,36 @@ cdef class TableOut:
             for w in range(nval):
                 p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
                 row = row0 + todo[w]
-                ok = parse_int(p, n, a, INT32_MIN, INT32_MAX, &v)
+                ok = parse_int(p, n, a, INT32_MIN, INT32_MAX, &v, p + n + 8 <= dend)
                 (<int32_t*>data)[row] = <int32_t>v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_INT64:
             for w in range(nval):
                 p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
                 row = row0 + todo[w]
-                ok = parse_int(p, n, a, I64_MIN, I64_MAX, &v)
+                ok = parse_int(p, n, a, I64_MIN, I64_MAX, &v, p + n + 8 <= dend)
                 (<int64_t*>data)[row] = v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_INT16:
             for w in range(nval):
                 p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
                 row = row0 + todo[w]
-                ok = parse_int(p, n, a, INT16_MIN, INT16_MAX, &v)
+                ok = parse_int(p, n, a, INT16_MIN, INT16_MAX, &v, p + n + 8 <= dend)
                 (<int16_t*>data)[row] = <int16_t>v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_INT8:
             for w in range(nval):
                 p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
                 row = row0 + todo[w]
-                ok = parse_int(p, n, a, INT8_MIN, INT8_MAX, &v)
+                ok = parse_int(p, n, a, INT8_MIN, INT8_MAX, &v, p + n + 8 <= dend)
                 (<int8_t*>data)[row] = <int8_t>v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_DECIMAL:
             for w in range(nval):
                 p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
                 row = row0 + todo[w]
-                ok = parse_decimal(p, n, a, dc, <int>self.prec[j], <int>self.scale[j], &dv)
+                ok = parse_decimal(p, n, a, dc, <int>self.prec[j], <int>self.scale[j], &dv,
+                                   p + n + 8 <= dend)
                 memcpy(data + 16 * row, &dv, 16)
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_DATE32:
@@ -1394,7 +1398,24 @@ cdef inline void _bits_or(uint8_t* dst, int64_t at, const uint8_t* src, int64_t 
 cdef extern from *:
     """
     #define cdc_ctz(x) __builtin_ctzll(x)
-    #define cdc_prefetch(p) __builtin_prefetch((const void*)(p))
+    #ifndef CDC_AHEAD_INDEX
+    #define CDC_AHEAD_INDEX 16
+    #endif
+    #ifndef CDC_AHEAD_BYTES
+    #define CDC_AHEAD_BYTES 8
+    #endif
+    /* Prefetch the index entry of the value CDC_AHEAD_INDEX ahead of w and the bytes of the
+       one CDC_AHEAD_BYTES ahead: a column's values lie one record apart, too far for the
+       hardware to guess. Written in C and always inlined: GCC takes a small function whose
+       only effect is a prefetch for a const one and drops every call to it. */
+    static inline __attribute__((always_inline)) void cdc_ahead(
+            const uint8_t* d, const int64_t* fs, const int64_t* rowf0, const int64_t* todo,
+            int64_t off, int64_t w, int64_t nval) {
+        if (w + CDC_AHEAD_INDEX < nval) {
+            __builtin_prefetch(fs + 2 * (rowf0[todo[w + CDC_AHEAD_INDEX]] + off));
+            __builtin_prefetch(d + fs[2 * (rowf0[todo[w + CDC_AHEAD_BYTES]] + off)]);
+        }
+    }
     /* 8 bytes of a bitmap as one word, bit i = bit (i & 7) of byte i >> 3 */
     static inline uint64_t cdc_load_le64(const uint8_t* p) {
         uint64_t w;
@@ -1406,7 +1427,8 @@ cdef extern from *:
     }
     """
     int _ctz "cdc_ctz"(uint64_t x) nogil
-    void _prefetch "cdc_prefetch"(const void* p) nogil
+    void _ahead "cdc_ahead"(const uint8_t* d, const int64_t* fs, const int64_t* rowf0,
+                            const int64_t* todo, int64_t off, int64_t w, int64_t nval) nogil
     uint64_t load_le64 "cdc_load_le64"(const uint8_t* p) nogil
 
 
@@ -1536,15 +1558,6 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
             nf_out[0] = nf
             return p
         p += 1                                  # past the column delimiter
-
-
-cdef inline void _ahead(const uint8_t* d, const int64_t* fs, const int64_t* rowf0,
-                        const int64_t* todo, int64_t off, int64_t w, int64_t nval) noexcept nogil:
-    """Prefetch the index entry of the value 8 ahead of w and the bytes of the one 4 ahead:
-    a column's values lie one record apart, too far for the hardware to guess."""
-    if w + 8 < nval:
-        _prefetch(fs + 2 * (rowf0[todo[w + 8]] + off))
-        _prefetch(d + fs[2 * (rowf0[todo[w + 4]] + off)])
 
 
 cdef inline void _offsets_to(int32_t* offs, int64_t nxt, int64_t row, int64_t dlen) noexcept nogil:

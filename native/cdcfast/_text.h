@@ -117,6 +117,243 @@ static inline int cdc_clock_fast(const uint8_t* p, int64_t n, int64_t* us, int64
 #endif
 }
 
+/* 0x80 in each byte of w that is not an ASCII digit, 0 in the others. A byte of 0xFA or more
+ * carries into the next, which may then read as a non-digit: callers only ask for the first
+ * non-digit, or for all digits, where that cannot change the answer. */
+static inline uint64_t cdc_nondigits(uint64_t w)
+{
+    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, zero = 0x3030303030303030ULL;
+    uint64_t x = ((w & hi) ^ zero) | (((w + 0x0606060606060606ULL) & hi) ^ zero);
+    return (((x & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL) | x)
+        & 0x8080808080808080ULL;
+}
+
+/* The 8-digit number whose digit values (0-9) are the bytes of v, first byte first. */
+static inline uint64_t cdc_value8(uint64_t v)
+{
+    v = (v * 10) + (v >> 8);                    /* pairs */
+    return (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)))
+            + (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+}
+
+static const uint64_t cdc_pow10_u64[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL,
+    100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+    100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+    1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+    1000000000000000000ULL, 10000000000000000000ULL};
+
+/* The run of ASCII digits at p, at most 8 and none at or past p + lim: its length, and its
+ * value in *v. Reads the 8 bytes at p, which the caller knows are readable (a padded value:
+ * see the `pad` argument of the parsers in _values.pxd). A byte that is not a digit borrows
+ * from the bytes after it only, so the digits before it convert exactly. */
+static inline int cdc_digits8(const uint8_t* p, int64_t lim, uint64_t* v)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t nd = cdc_nondigits(w);
+    if (lim < 8)
+        nd |= lim <= 0 ? ~0ULL : ~0ULL << (8 * lim);
+    int k = nd ? __builtin_ctzll(nd) >> 3 : 8;
+    uint64_t d = (w - 0x3030303030303030ULL) << (8 * (8 - k) & 63);
+    *v = k ? cdc_value8(d) : 0;
+    return k;
+}
+
+/* [+-]digits of a padded value (8 bytes readable past its end) within [lo, hi], 8 digits at a
+ * time; more than 19 digits (leading zeros, overflow) are left to the careful parser. */
+static inline int cdc_int_fast(const uint8_t* p, int64_t n, int64_t lo, int64_t hi,
+                               int64_t* out)
+{
+#if CDC_SWAR
+    if (n <= 0 || n > 20)
+        return -1;
+    int neg = p[0] == '-';
+    int64_t i = neg || p[0] == '+';
+    uint64_t acc, v;
+    int k = cdc_digits8(p + i, n - i, &acc);
+    i += k;
+    if (k == 8) {
+        k = cdc_digits8(p + i, n - i, &v);
+        acc = acc * cdc_pow10_u64[k] + v;
+        i += k;
+        if (k == 8) {
+            k = cdc_digits8(p + i, n - i, &v);
+            if (k > 3)
+                return -1;
+            if (acc > (UINT64_MAX - v) / cdc_pow10_u64[k])
+                return -1;
+            acc = acc * cdc_pow10_u64[k] + v;
+            i += k;
+        }
+    }
+    if (i != n || i == (int64_t)(neg || p[0] == '+'))
+        return -1;
+    if (neg) {
+        if (acc > (uint64_t)0 - (uint64_t)lo)       /* -lo as unsigned: 2**63 for INT64 */
+            return -1;
+        *out = (int64_t)((uint64_t)0 - acc);
+    } else {
+        if (acc > (uint64_t)hi)
+            return -1;
+        *out = (int64_t)acc;
+    }
+    return 1;
+#else
+    (void)p; (void)n; (void)lo; (void)hi; (void)out;
+    return -1;
+#endif
+}
+
+/* [+-]digits[<dc>digits] of a padded value as the unscaled integer of DECIMAL(prec, scale),
+ * 8 digits at a time: at most prec - scale integer digits after leading zeros, at most
+ * `scale` fraction digits (the careful parser takes trailing zeros past it, and errors). */
+static inline int cdc_decimal_fast(const uint8_t* p, int64_t n, uint8_t dc, int prec,
+                                    int scale, unsigned __int128* out, int* neg)
+{
+#if CDC_SWAR
+    if (n <= 0 || n > 80)
+        return -1;
+    *neg = p[0] == '-';
+    int64_t i = p[0] == '-' || p[0] == '+', s = i, f, nf = 0;
+    while (i < n && p[i] == '0')
+        i++;
+    int64_t z = i;
+    /* the value is hi * 10**nlo + lo, lo holding at most 19 digits */
+    unsigned __int128 hi = 0;
+    uint64_t lo = 0, v;
+    int nlo = 0, k;
+    do {
+        k = cdc_digits8(p + i, n - i, &v);
+        if (nlo + k > 19) {
+            hi = hi * cdc_pow10_u64[nlo] + lo;
+            lo = 0;
+            nlo = 0;
+        }
+        lo = lo * cdc_pow10_u64[k] + v;
+        nlo += k;
+        i += k;
+    } while (k == 8);
+    if (i - z > prec - scale)
+        return -1;
+    int64_t e = i;
+    if (i < n) {
+        if (p[i] != dc)
+            return -1;
+        f = ++i;
+        do {
+            k = cdc_digits8(p + i, n - i, &v);
+            if (nlo + k > 19) {
+                hi = hi * cdc_pow10_u64[nlo] + lo;
+                lo = 0;
+                nlo = 0;
+            }
+            lo = lo * cdc_pow10_u64[k] + v;
+            nlo += k;
+            i += k;
+        } while (k == 8);
+        if (i != n)
+            return -1;
+        nf = n - f;
+        if (nf > scale)
+            return -1;
+    }
+    if (e == s && nf == 0)
+        return -1;                                  /* no digit at all */
+    unsigned __int128 r = hi * cdc_pow10_u64[nlo] + lo;
+    int64_t pad = scale - nf;
+    while (pad >= 19) {
+        r *= cdc_pow10_u64[19];
+        pad -= 19;
+    }
+    *out = r * cdc_pow10_u64[pad];
+    return 1;
+#else
+    (void)p; (void)n; (void)dc; (void)prec; (void)scale; (void)out; (void)neg;
+    return -1;
+#endif
+}
+
+/* YYYY-MM-DD?HH?MM?SS[.f...] -> µs since the epoch, the whole value checked and converted
+ * in a few 8-byte words: the date and clock in three overlapping loads, the fraction (1-7
+ * digits, truncated to µs) in one. With with_zone a Z or ±HH:MM suffix is applied. Anything
+ * else (8 or more fraction digits, hour 24, another suffix, an error) is left to
+ * parse_timestamp's careful path. */
+static inline int cdc_timestamp_fast(const uint8_t* p, int64_t n, int with_zone, int64_t* us)
+{
+#if CDC_SWAR
+    uint64_t w0, w1, w2, t;
+    int64_t k = 19, f = 0;
+    if (n < 19)
+        return -1;
+    memcpy(&w0, p, 8);              /* YYYY-MM- */
+    memcpy(&w1, p + 8, 8);          /* DD?HH?MM */
+    memcpy(&w2, p + 11, 8);         /* HH?MM?SS */
+    int64_t c10 = CDC_B(w1, 2), c13 = CDC_B(w2, 2), c16 = CDC_B(w2, 5);
+    if ((w0 & 0xFF0000FF00000000ULL) != 0x2D00002D00000000ULL
+            || (c10 != '-' && c10 != ' ' && c10 != 'T')
+            || (c13 != '.' && c13 != ':') || (c16 != '.' && c16 != ':')
+            || (cdc_nondigits(w0) & 0x0080800080808080ULL)
+            || (cdc_nondigits(w1) & 0x0000000000008080ULL)
+            || (cdc_nondigits(w2) & 0x8080008080008080ULL))
+        return -1;
+    w0 -= 0x3030303030303030ULL & 0x00FFFF00FFFFFFFFULL;   /* digits only: no borrow */
+    w1 -= 0x0000000000003030ULL;
+    w2 -= 0x3030003030003030ULL;
+    int64_t y = CDC_B(w0, 0) * 1000 + CDC_B(w0, 1) * 100 + CDC_B(w0, 2) * 10 + CDC_B(w0, 3);
+    int64_t m = CDC_B(w0, 5) * 10 + CDC_B(w0, 6);
+    int64_t d = CDC_B(w1, 0) * 10 + CDC_B(w1, 1);
+    int64_t h = CDC_B(w2, 0) * 10 + CDC_B(w2, 1);
+    int64_t mi = CDC_B(w2, 3) * 10 + CDC_B(w2, 4);
+    int64_t s = CDC_B(w2, 6) * 10 + CDC_B(w2, 7);
+    if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m) || h > 23 || mi > 59 || s > 59)
+        return -1;
+    if (n > 20 && p[19] == '.') {
+        /* the fraction's first 8 bytes, or the value's last bytes moved down to byte 0 (the
+         * bytes shifted in are zeros: non-digits) */
+        if (n >= 28) {
+            memcpy(&t, p + 20, 8);
+        } else {
+            memcpy(&t, p + n - 8, 8);
+            t >>= 8 * (28 - n);
+        }
+        uint64_t nd = cdc_nondigits(t);
+        if (nd == 0 || (nd & 0x80))
+            return -1;                          /* 8 digits or more, or none */
+        int64_t nf = __builtin_ctzll(nd) >> 3;
+        int64_t keep = nf < 6 ? nf : 6;
+        uint64_t v = (t - 0x3030303030303030ULL) & ((1ULL << (8 * keep)) - 1);
+        f = (int64_t)(cdc_value8(v) / 100);     /* bytes past `keep` are 0: µs, two more */
+        k = 20 + nf;
+    }
+    int64_t r = (cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d) * 86400
+                 + (h * 60 + mi) * 60 + s) * 1000000LL + f;
+    if (k < n) {
+        if (!with_zone)
+            return -1;
+        int64_t c = p[k];
+        if (c == 'Z' && k + 1 == n) {
+            /* UTC already */
+        } else if ((c == '+' || c == '-') && n - k == 6 && p[k + 3] == ':'
+                   && (uint8_t)(p[k + 1] - '0') <= 9 && (uint8_t)(p[k + 2] - '0') <= 9
+                   && (uint8_t)(p[k + 4] - '0') <= 9 && (uint8_t)(p[k + 5] - '0') <= 9) {
+            int64_t oh = (p[k + 1] - '0') * 10 + (p[k + 2] - '0');
+            int64_t om = (p[k + 4] - '0') * 10 + (p[k + 5] - '0');
+            if (oh > 23 || om > 59)
+                return -1;
+            int64_t off = (oh * 60 + om) * 60 * 1000000LL;
+            r += c == '+' ? -off : off;
+        } else {
+            return -1;
+        }
+    }
+    *us = r;
+    return 1;
+#else
+    (void)p; (void)n; (void)with_zone; (void)us;
+    return -1;
+#endif
+}
+
 /* man * 10**exp10 (man != 0, exact: at most 19 digits) as the nearest double, by the
  * Eisel-Lemire algorithm (D. Lemire, "Number Parsing at a Gigabyte per Second", 2021): one
  * or two 64x64-bit products with a 128-bit approximation of the power of ten. Returns 0 in
@@ -160,77 +397,5 @@ static inline int cdc_eisel_lemire(uint64_t man, int64_t exp10, int neg, double*
     return 1;
 }
 
-/* The value of 8 ASCII digits (checked by the caller), first digit in the first byte. */
-static inline uint64_t cdc_parse8(const uint8_t* p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    v -= 0x3030303030303030ULL;
-    v = (v * 10) + (v >> 8);                    /* pairs */
-    v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32)))
-         + (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
-    return v;
-}
-
-/* acc * 10**len + the value of len ASCII digits at p (8 at a time where it can). */
-static inline unsigned __int128 cdc_digits128(const uint8_t* p, int64_t len,
-                                              unsigned __int128 acc)
-{
-    uint64_t lo = 0;
-    int64_t k = 0;
-    while (len - k >= 8) {
-        acc = acc * 100000000ULL + cdc_parse8(p + k);
-        k += 8;
-    }
-    for (; k < len; k++)
-        lo = lo * 10 + (uint64_t)(p[k] - '0');
-    static const uint64_t pw[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
-    return acc * pw[len & 7] + lo;
-}
-
-/* [+-]digits[<dc>digits] as the unscaled integer of DECIMAL(prec, scale): the common,
- * well-formed case only — at most `scale` fraction digits, at most prec - scale integer
- * digits after leading zeros. Anything else (trailing fraction zeros past the scale, errors)
- * goes to the careful parser. */
-static inline int cdc_decimal_fast(const uint8_t* p, int64_t n, uint8_t dc, int prec,
-                                   int scale, unsigned __int128* out, int* neg)
-{
-#if CDC_SWAR
-    int64_t i = 0, s, e, f = 0, nf = 0;
-    if (n <= 0 || n > 80)
-        return -1;
-    *neg = p[0] == '-';
-    i = (p[0] == '-' || p[0] == '+');
-    s = i;
-    while (i < n && (uint8_t)(p[i] - '0') <= 9)
-        i++;
-    e = i;
-    if (i < n) {
-        if (p[i] != dc)
-            return -1;
-        f = ++i;
-        while (i < n && (uint8_t)(p[i] - '0') <= 9)
-            i++;
-        if (i != n)
-            return -1;
-        nf = n - f;
-    }
-    if (e == s && nf == 0)
-        return -1;
-    while (s < e && p[s] == '0')
-        s++;
-    if (e - s > prec - scale || nf > scale)
-        return -1;
-    unsigned __int128 v = cdc_digits128(p + s, e - s, 0);
-    v = cdc_digits128(p + f, nf, v);
-    for (int64_t k = nf; k < scale; k++)
-        v *= 10;
-    *out = v;
-    return 1;
-#else
-    (void)p; (void)n; (void)dc; (void)prec; (void)scale; (void)out; (void)neg;
-    return -1;
-#endif
-}
 
 #endif

@@ -47,9 +47,13 @@ cdef extern from "cdcfast/_text.h":
     int date10_fast "cdc_date10_fast"(const uint8_t* p, int64_t n, int64_t* days) nogil
     int clock_fast "cdc_clock_fast"(const uint8_t* p, int64_t n, int64_t* us,
                                     int64_t* used) nogil
-    int eisel_lemire "cdc_eisel_lemire"(uint64_t man, int64_t exp10, int neg, double* out) nogil
+    int timestamp_fast "cdc_timestamp_fast"(const uint8_t* p, int64_t n, int with_zone,
+                                            int64_t* us) nogil
+    int int_fast "cdc_int_fast"(const uint8_t* p, int64_t n, int64_t lo, int64_t hi,
+                                int64_t* out) nogil
     int decimal_fast "cdc_decimal_fast"(const uint8_t* p, int64_t n, uint8_t dc, int prec,
                                         int scale, cdc_u128* out, int* neg) nogil
+    int eisel_lemire "cdc_eisel_lemire"(uint64_t man, int64_t exp10, int neg, double* out) nogil
 
 
 cdef inline uint8_t A(const uint8_t* asc, uint8_t b) noexcept nogil:
@@ -98,12 +102,15 @@ cdef inline int digits(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
 
 
 cdef inline bint parse_int(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
-                           int64_t lo, int64_t hi, int64_t* out) noexcept nogil:
-    """``[+-]digits`` within [lo, hi]."""
+                           int64_t lo, int64_t hi, int64_t* out, bint pad) noexcept nogil:
+    """``[+-]digits`` within [lo, hi]. `pad`: 8 bytes past the value are readable (then
+    ASCII digits are read 8 at a time)."""
     cdef Py_ssize_t i = 0
     cdef bint neg = 0
     cdef uint64_t acc = 0
     cdef uint8_t c
+    if pad and asc == NULL and int_fast(p, n, lo, hi, out) == 1:
+        return 1
     if n <= 0:
         return 0
     c = A(asc, p[0])
@@ -148,13 +155,15 @@ cdef inline bint parse_int(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
 
 
 cdef inline bint parse_decimal(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
-                               uint8_t dc, int prec, int scale, cdc_i128* out) noexcept nogil:
+                               uint8_t dc, int prec, int scale, cdc_i128* out,
+                               bint pad) noexcept nogil:
     """``[+-]digits[<dc>digits]`` into an unscaled 128-bit integer of DECIMAL(prec, scale).
 
     At most prec - scale integer digits (leading zeros free); fraction digits past `scale` must
     be zeros (a value is never silently rounded); no exponent. Digits gather in a 64-bit
     word, folded into the 128-bit value every 18 digits (a 128-bit multiply per digit costs
-    several times more).
+    several times more). `pad`: 8 bytes past the value are readable (then ASCII digits are
+    read 8 at a time, cdc_decimal_fast).
     """
     cdef Py_ssize_t i = 0
     cdef bint neg = 0, started = 0
@@ -164,7 +173,7 @@ cdef inline bint parse_decimal(const uint8_t* p, Py_ssize_t n, const uint8_t* as
     cdef uint8_t c
     cdef cdc_u128 fast
     cdef int fneg
-    if asc == NULL and decimal_fast(p, n, dc, prec, scale, &fast, &fneg) == 1:
+    if pad and asc == NULL and decimal_fast(p, n, dc, prec, scale, &fast, &fneg) == 1:
         out[0] = -<cdc_i128>fast if fneg else <cdc_i128>fast
         return 1
     if n <= 0:
@@ -399,6 +408,8 @@ cdef inline bint parse_timestamp(const uint8_t* p, Py_ssize_t n, const uint8_t* 
     cdef int64_t days, clock, oh, om
     cdef Py_ssize_t k
     cdef uint8_t c
+    if asc == NULL and timestamp_fast(p, n, with_zone, us) == 1:
+        return 1
     if n < 19 or not parse_date10(p, n, asc, &days):
         return 0
     c = A(asc, p[10])
