@@ -1282,14 +1282,14 @@ cdef class TableOut:
             for w in range(nval):
                 p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
                 row = row0 + todo[w]
-                ok = parse_float(p, n, a, dc, &dbl) and dbl - dbl == 0      # finite
+                ok = parse_float(p, n, a, dc, &dbl, p + n + 8 <= dend) and dbl - dbl == 0      # finite
                 (<double*>data)[row] = dbl
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_FLOAT32:
             for w in range(nval):
                 p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
                 row = row0 + todo[w]
-                ok = parse_float(p, n, a, dc, &dbl) and dbl - dbl == 0
+                ok = parse_float(p, n, a, dc, &dbl, p + n + 8 <= dend) and dbl - dbl == 0
                 flt = <float>dbl
                 ok = ok and flt - flt == 0                                   # fits float32
                 (<float*>data)[row] = flt
@@ -1653,7 +1653,7 @@ cdef bint _dectext(const uint8_t* p, int64_t n, const uint8_t* a, uint8_t dc,
     cdef double ignored
     cdef int64_t i, s = 0
     cdef uint8_t c
-    if not parse_float(p, n, a, dc, &ignored):
+    if not parse_float(p, n, a, dc, &ignored, 0):
         if n > 0 and (A(a, p[0]) == 45 or A(a, p[0]) == 43):
             s = 1
         if not ((n - s == 3 and _ascii_ieq(p + s, a, b"nan", 3))

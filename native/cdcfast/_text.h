@@ -273,6 +273,11 @@ static inline int cdc_decimal_fast(const uint8_t* p, int64_t n, uint8_t dc, int 
 #endif
 }
 
+/* [+-]digits[<dc>digits][(E|e)[+-]digits] of a padded value, correctly rounded: at most 19
+ * significant digits gathered 8 at a time, then Clinger's exact case or Eisel-Lemire. More
+ * digits, and what those two cannot decide, are left to the careful parser (strtod). */
+static inline int cdc_float_fast(const uint8_t* p, int64_t n, uint8_t dc, double* out);
+
 /* YYYY-MM-DD?HH?MM?SS[.f...] -> µs since the epoch, the whole value checked and converted
  * in a few 8-byte words: the date and clock in three overlapping loads, the fraction (1-7
  * digits, truncated to µs) in one. With with_zone a Z or ±HH:MM suffix is applied. Anything
@@ -397,5 +402,66 @@ static inline int cdc_eisel_lemire(uint64_t man, int64_t exp10, int neg, double*
     return 1;
 }
 
+
+static inline int cdc_float_fast(const uint8_t* p, int64_t n, uint8_t dc, double* out)
+{
+#if CDC_SWAR
+    static const double exact[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+        1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    if (n <= 0 || n > 64)
+        return -1;
+    int neg = p[0] == '-';
+    int64_t i = neg || p[0] == '+', nd, frac = 0, sig = 0;
+    uint64_t m = 0, v;
+    int k;
+    nd = i;
+    while (i < n && p[i] == '0')                /* leading zeros are not significant */
+        i++;
+    do {
+        k = cdc_digits8(p + i, n - i, &v);
+        m = m * cdc_pow10_u64[k] + v;
+        sig += k;
+        i += k;
+    } while (k == 8 && sig <= 19);
+    nd = i - nd;                                /* digits so far */
+    if (dc != 0 && i < n && p[i] == dc) {
+        int64_t f = ++i;
+        if (m == 0)
+            while (i < n && p[i] == '0')
+                i++;
+        do {
+            k = cdc_digits8(p + i, n - i, &v);
+            m = m * cdc_pow10_u64[k] + v;
+            sig += k;
+            i += k;
+        } while (k == 8 && sig <= 19);
+        frac = i - f;
+        nd += frac;
+    }
+    if (sig > 19 || nd == 0)
+        return -1;
+    int64_t e10 = -frac;
+    if (i < n) {
+        if (p[i] != 'E' && p[i] != 'e')
+            return -1;
+        i++;
+        int eneg = i < n && p[i] == '-';
+        i += i < n && (p[i] == '-' || p[i] == '+');
+        k = cdc_digits8(p + i, n - i, &v);
+        if (k == 0 || k == 8 || i + k != n)
+            return -1;
+        e10 += eneg ? -(int64_t)v : (int64_t)v;
+    }
+    if (m <= 9007199254740992ULL && e10 >= -22 && e10 <= 22) {
+        double d = e10 >= 0 ? (double)m * exact[e10] : (double)m / exact[-e10];
+        *out = neg ? -d : d;
+        return 1;
+    }
+    return cdc_eisel_lemire(m, e10, neg, out) ? 1 : -1;
+#else
+    (void)p; (void)n; (void)dc; (void)out;
+    return -1;
+#endif
+}
 
 #endif

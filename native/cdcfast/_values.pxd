@@ -53,6 +53,7 @@ cdef extern from "cdcfast/_text.h":
                                 int64_t* out) nogil
     int decimal_fast "cdc_decimal_fast"(const uint8_t* p, int64_t n, uint8_t dc, int prec,
                                         int scale, cdc_u128* out, int* neg) nogil
+    int float_fast "cdc_float_fast"(const uint8_t* p, int64_t n, uint8_t dc, double* out) nogil
     int eisel_lemire "cdc_eisel_lemire"(uint64_t man, int64_t exp10, int neg, double* out) nogil
 
 
@@ -239,14 +240,15 @@ cdef inline bint parse_decimal(const uint8_t* p, Py_ssize_t n, const uint8_t* as
 
 
 cdef inline bint parse_float(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
-                             uint8_t dc, double* out) noexcept nogil:
+                             uint8_t dc, double* out, bint pad) noexcept nogil:
     """``[+-]digits[<dc>digits][(E|e)[+-]digits]``, correctly rounded.
 
     Up to 19 significant digits are gathered exactly in a 64-bit word. Clinger's fast path
     when they fit a double exactly (≤ 2**53) and the power of ten is ≤ 22: one IEEE multiply
     or divide of two exact values rounds correctly. Otherwise Eisel-Lemire (_text.h), which
     rounds correctly or declines. What is left (more digits, subnormals, the rare undecided
-    case) goes through strtod."""
+    case) goes through strtod. `pad`: 8 bytes past the value are readable (then ASCII digits
+    are read 8 at a time, cdc_float_fast)."""
     cdef char buf[320]
     cdef Py_ssize_t i = 0
     cdef int nd = 0, sig = 0, frac = 0, ex = 0, e10
@@ -254,6 +256,8 @@ cdef inline bint parse_float(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
     cdef uint64_t m = 0
     cdef uint8_t c
     cdef char* end
+    if pad and asc == NULL and float_fast(p, n, dc, out) == 1:
+        return 1
     if n <= 0 or n >= 320:
         return 0
     c = A(asc, p[0])
