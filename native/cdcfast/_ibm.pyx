@@ -1021,7 +1021,7 @@ cdef class TableOut:
         # per chunk, once, in one pass over the rows: rows by op as bitmaps (bit i = row
         # row0 + i), and which image fields are NULL, one bitmap per field — so that the
         # per-column work is a few word operations instead of a strided load per row
-        cdef int64_t* todo = <int64_t*>_grow(NULL, 6 * k * 8)
+        cdef int64_t* todo = <int64_t*>_grow(NULL, 4 * k * 8)
         cdef int64_t* upd = todo + 2 * k
         cdef int64_t* odd = todo + 3 * k
         cdef uint8_t* bm = <uint8_t*>_grow(NULL, (5 + 2 * n) * nb + 2 * n)
@@ -1140,10 +1140,13 @@ cdef class TableOut:
         cdef int64_t nxt = row0
         cdef int64_t size = sc.size
         cdef int64_t q
+        cdef uint8_t sd = sc.sd
+        cdef int ascii
         if kind == K_STRING and self.utf8 and not (chr_ and self.hex_decode):
-            # text as is: most values are copied in 16-byte moves, checked for non-ASCII on
-            # the way (only those are checked as UTF-8); escaped values and the input's last
-            # bytes take the careful path
+            # text as is: values are copied in 16-byte moves (escaped ones dropping the second
+            # of each doubled delimiter), checked for non-ASCII on the way (only those are
+            # checked as UTF-8, 16 bytes at a time); the input's last bytes take the careful
+            # path
             for w in range(nval):
                 _ahead(d, fs, rowf0, todo, off, w, nval)
                 i = todo[w]
@@ -1155,9 +1158,13 @@ cdef class TableOut:
                 q = fl & F_QUOTED
                 n = fe[2 * fi] - s - 2 * q
                 p = d + s + q
-                if not (fl & F_ESCAPED) and s + n + 32 <= size:
-                    q = copy_ascii(p, n, data + dlen)
-                    ok = q == n or utf8_valid(p + q, n - q)
+                if s + n + 32 <= size:
+                    if fl & F_ESCAPED:
+                        n = unescape(p, n, sd, data + dlen, &ascii)
+                        ok = ascii or _utf8_ok(data + dlen, n)
+                    else:
+                        q = copy_ascii(p, n, data + dlen)
+                        ok = q == n or _utf8_ok(p + q, n - q)
                 else:
                     p = sc.content(fi, &n)
                     ok = utf8_copy(p, n, data + dlen)
@@ -1203,55 +1210,48 @@ cdef class TableOut:
             c.dlen = dlen
             c.length = row0 + k
             return 0
-        # fixed-width kinds: the values' spans first (quotes off; an escaped value, rare in
-        # a number, is unescaped when converted), so that each kind then has a loop of its
-        # own, with no test of the kind per value
-        cdef const uint8_t** vp = <const uint8_t**>(todo + 4 * k)
-        cdef int64_t* vn = todo + 5 * k
+        # fixed-width kinds: one loop per kind, with no test of the kind per value
         cdef int64_t* badw = todo + k
         cdef int64_t nbad = 0
         # values with 8 readable bytes past them (all but the input's last few; scratch, where
         # an escaped value is unescaped, keeps 16 spare bytes) are read 8 bytes at a time
         cdef const uint8_t* dend = d + size
-        for w in range(nval):
-            _ahead(d, fs, rowf0, todo, off, w, nval)
-            fi = rowf0[todo[w]] + off
-            s = fs[2 * fi]
-            fl = ffl[fi]
-            q = fl & F_QUOTED
-            vp[w] = d + s + q
-            vn[w] = -1 if fl & F_ESCAPED else fe[2 * fi] - s - 2 * q
         if kind == K_INT32:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_int(p, n, a, INT32_MIN, INT32_MAX, &v, p + n + 8 <= dend)
                 (<int32_t*>data)[row] = <int32_t>v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_INT64:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_int(p, n, a, I64_MIN, I64_MAX, &v, p + n + 8 <= dend)
                 (<int64_t*>data)[row] = v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_INT16:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_int(p, n, a, INT16_MIN, INT16_MAX, &v, p + n + 8 <= dend)
                 (<int16_t*>data)[row] = <int16_t>v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_INT8:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_int(p, n, a, INT8_MIN, INT8_MAX, &v, p + n + 8 <= dend)
                 (<int8_t*>data)[row] = <int8_t>v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_DECIMAL:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_decimal(p, n, a, dc, <int>self.prec[j], <int>self.scale[j], &dv,
                                    p + n + 8 <= dend)
@@ -1259,35 +1259,40 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_DATE32:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = n == 10 and parse_date10(p, n, a, &v)
                 (<int32_t*>data)[row] = <int32_t>v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_TIMESTAMP or kind == K_TIMESTAMP_TZ:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_timestamp(p, n, a, kind == K_TIMESTAMP_TZ, &v)
                 (<int64_t*>data)[row] = v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_TIME64:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_time(p, n, a, &v)
                 (<int64_t*>data)[row] = v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_FLOAT64:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_float(p, n, a, dc, &dbl, p + n + 8 <= dend) and dbl - dbl == 0      # finite
                 (<double*>data)[row] = dbl
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_FLOAT32:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_float(p, n, a, dc, &dbl, p + n + 8 <= dend) and dbl - dbl == 0
                 flt = <float>dbl
@@ -1296,7 +1301,8 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_BOOL:
             for w in range(nval):
-                p = _span(sc, vp, vn, rowf0, todo, off, w, &n)
+                _ahead(d, fs, rowf0, todo, off, w, nval)
+                p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = 1
                 if n == 1 and (A(a, p[0]) == 49 or A(a, p[0]) == 48):
@@ -1459,6 +1465,29 @@ def split_level():
     return _split_level(_split_fast)
 
 
+cdef extern from "cdcfast/_utf8.h":
+    ctypedef int (*utf8_fn "cdc_utf8_fn")(const uint8_t* p, int64_t n) noexcept nogil
+    utf8_fn _utf8_choose "cdc_utf8_choose"(int allow_simd) noexcept nogil
+    int64_t unescape "cdc_unescape"(const uint8_t* src, int64_t n, uint8_t sd, uint8_t* dst,
+                                    int* ascii) noexcept nogil
+
+
+# the UTF-8 check 16 bytes at a time where the CPU has SSSE3 (CDCFAST_NO_AVX2=1: the scalar one)
+cdef utf8_fn _utf8_simd = _utf8_choose(not os.environ.get("CDCFAST_NO_AVX2"))
+
+
+def utf8_level():
+    """1: text values are checked as UTF-8 16 bytes at a time (SSSE3); 0: byte by byte."""
+    return _utf8_simd != NULL
+
+
+cdef inline bint _utf8_ok(const uint8_t* p, int64_t n) noexcept nogil:
+    """Whether p[0:n] is strict UTF-8; may read 15 bytes past n (the callers have them)."""
+    if _utf8_simd != NULL:
+        return _utf8_simd(p, n)
+    return utf8_valid(p, n)
+
+
 cdef inline uint64_t _zero_byte(uint64_t v) noexcept nogil:
     """Marks (0x80) the zero bytes of v; the lowest mark is exact, so ctz finds the first."""
     return (v - 0x0101010101010101ULL) & ~v & 0x8080808080808080ULL
@@ -1567,14 +1596,18 @@ cdef inline void _offsets_to(int32_t* offs, int64_t nxt, int64_t row, int64_t dl
         nxt += 1
 
 
-cdef inline const uint8_t* _span(Scanner sc, const uint8_t** vp, const int64_t* vn,
-                                const int64_t* rowf0, const int64_t* todo, int64_t off,
-                                int64_t w, int64_t* n) noexcept:
-    """Value w of a column's gathered spans (an escaped one is unescaped now, into scratch)."""
-    n[0] = vn[w]
-    if n[0] >= 0:
-        return vp[w]
-    return sc.content(rowf0[todo[w]] + off, n)
+cdef inline const uint8_t* _value(Scanner sc, const uint8_t* d, const int64_t* fs,
+                                 const int64_t* fe, const uint8_t* ffl, int64_t fi,
+                                 int64_t* n) noexcept:
+    """The bytes of field fi's value: quotes off, in the input (an escaped value, rare in a
+    number, is unescaped now, into scratch)."""
+    cdef int64_t s = fs[2 * fi]
+    cdef uint8_t fl = ffl[fi]
+    cdef int64_t q = fl & F_QUOTED
+    if fl & F_ESCAPED:
+        return sc.content(fi, n)
+    n[0] = fe[2 * fi] - s - 2 * q
+    return d + s + q
 
 
 cdef inline int64_t _mark(uint8_t* valid, int64_t row, bint ok, int64_t* bad, int64_t nbad,
