@@ -460,7 +460,7 @@ cdef class TableOut:
     cdef uint8_t dc
     cdef object keep
     # header columns
-    cdef public Column op, source_op, schema, table, txid, commit_ts, commit_pos, seq
+    cdef public Column op, source_op, schema, table, txid, commit_ts, commit_pos, seq, msg
     cdef public Column s_type, s_ident, s_put, s_plan, s_seg, s_invcol, s_invimg, s_invmode
     # bookkeeping per row
     # errors, sparse: one entry of ERR_WORDS int64 per problem (rows without any cost nothing)
@@ -523,7 +523,7 @@ cdef class TableOut:
         for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "s_ident",
                      "s_plan", "s_invimg", "s_invmode"):
             setattr(self, name, Column(VAR))
-        for name in ("commit_ts", "seq", "s_put"):
+        for name in ("commit_ts", "seq", "s_put", "msg"):
             setattr(self, name, Column(FIXED, 8))
         for name in ("s_type", "s_seg", "s_invcol"):
             setattr(self, name, Column(FIXED, 4))
@@ -596,7 +596,8 @@ cdef class TableOut:
 
     cdef list _all_header(self):
         return [self.op, self.source_op, self.schema, self.table, self.txid, self.commit_ts,
-                self.commit_pos, self.seq, self.s_type, self.s_ident, self.s_put, self.s_plan,
+                self.commit_pos, self.seq, self.msg, self.s_type, self.s_ident, self.s_put,
+                self.s_plan,
                 self.s_seg, self.s_invcol, self.s_invimg, self.s_invmode]
 
     # -- small writers ---------------------------------------------------------------------
@@ -761,6 +762,9 @@ cdef class TableOut:
         (<int64_t*>self.seq.data)[row] = sc.r_seq[rix]
         col_valid(self.seq, row)
         self.seq.length += 1
+        (<int64_t*>self.msg.data)[row] = sc.r_msg[rix]     # the row's message (Spark's keep)
+        col_valid(self.msg, row)
+        self.msg.length += 1
         self.rowop[i] = 0
         self.rowmode[i] = 0
         if sc.r_err[rix]:

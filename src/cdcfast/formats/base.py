@@ -32,6 +32,7 @@ def new_stats() -> dict:
 
 
 ALL = object()       # want every table (decode_tables)
+MESSAGE = "_message"  # the last column when Want.messages: the row's message index (int64)
 HEADERS = "*"        # the one output key of headers(table=None)
 
 
@@ -44,10 +45,14 @@ class Want:
     one output.
     """
 
-    def __init__(self, catalog: Catalog | None, table, headers: bool = False):
+    def __init__(self, catalog: Catalog | None, table, headers: bool = False,
+                 messages: bool = False):
         self.catalog = catalog
         self.table = table
         self.headers = headers
+        # each message an input of its own (Spark, SPEC §6): rows get MESSAGE, their message's
+        # index in the batch (for `keep`), and an error names message 0
+        self.messages = messages
         self.requested = None
         self.matched = False      # a record of the requested table was met
         if table is not None and table is not ALL:
@@ -97,6 +102,13 @@ def binary_column(n: int, rows, values) -> pa.Array:
     idx = np.full(n, len(values), dtype=np.int64)
     idx[np.asarray(rows, dtype=np.int64)] = np.arange(len(values))
     return pa.array(list(values) + [None], type=pa.binary()).take(pa.array(idx))
+
+
+def with_messages(batch: pa.RecordBatch, want: "Want", messages) -> pa.RecordBatch:
+    """The batch with MESSAGE (`messages`: each row's message index) when `want` asks for it."""
+    if not want.messages:
+        return batch
+    return batch.append_column(pa.field(MESSAGE, pa.int64()), pa.array(messages, pa.int64()))
 
 
 def apply_mode(batch: pa.RecordBatch, mode: str, stats: dict, first_error) -> pa.RecordBatch:

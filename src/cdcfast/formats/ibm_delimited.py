@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import _tz, codepages
 from ..catalog import STRING_TYPE, Column, Table
@@ -16,6 +17,7 @@ from .. import envelope
 from ..envelope import UTC_US
 from ..errors import DecodeError, printable, show_value
 from .base import ALL, HEADERS, Format, Want, apply_mode, binary_column, errors_column, \
+    with_messages, \
     full_name
 
 # error codes, shared with the kernel (native/cdcfast/_ibm.pyx)
@@ -366,7 +368,8 @@ class _NativeRun:
         else:
             kw["raw"] = bytes(data[a:b])
         fname, reason = self.fmt.describe(code, field, o.columns, **kw)
-        return DecodeError(reason, part.base + msg, pos - mstart, fname)
+        return DecodeError(reason, 0 if self.want.messages else part.base + msg, pos - mstart,
+                           fname)
 
     def _finish(self, o: _Output) -> pa.RecordBatch:
         out, fmt = o.out, self.fmt
@@ -420,6 +423,9 @@ class _NativeRun:
         arrays.append(errors_column(n, err_rows, texts))
         arrays.append(binary_column(n, bad, raws))
         batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
+        if self.want.messages:
+            batch = with_messages(batch, self.want,
+                                  pc.add(out.msg.finish(pa.int64()), self.part.base))
         o.input_bytes = 0
         o.presized = False
         return apply_mode(batch, self.mode, self.stats, first)

@@ -24,7 +24,7 @@ from .. import _tz, codepages, envelope
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ)
 from ..errors import DecodeError
-from ..formats.base import ALL, apply_mode, full_name
+from ..formats.base import ALL, MESSAGE, apply_mode, full_name
 from ..formats.ibm_delimited import (E_AFTER_CLOSE, E_COUNT, E_DELETE_AFTER, E_HEX,
                                      E_INSERT_BEFORE, E_NOT_NULL, E_ODD, E_STRAY_QUOTE,
                                      E_TEXT, E_TOO_FEW, E_UNTERMINATED, E_VALUE, SOURCE)
@@ -408,17 +408,20 @@ def _clock(hh, mm, ss, frac, allow_24=False):
 class Output:
     """The rows of one output key, waiting to be flushed as a batch."""
 
-    def __init__(self, key, columns, images):
+    def __init__(self, key, columns, images, messages=False):
         self.key = key
         self.columns = columns      # catalog Columns (or C1…CN); [] for headers / unattributed
         self.images = images
+        self.messages = messages    # a MESSAGE column (each row's message index)
         self.rows = []
         self.errors = []            # DecodeError or None, per row
 
     def schema(self) -> pa.Schema:
         if not self.images:
-            return envelope.headers_schema(SOURCE)
-        return envelope.schema([(c.name, c.type.arrow_type) for c in self.columns], SOURCE)
+            s = envelope.headers_schema(SOURCE)
+        else:
+            s = envelope.schema([(c.name, c.type.arrow_type) for c in self.columns], SOURCE)
+        return s.append(pa.field(MESSAGE, pa.int64())) if self.messages else s
 
     def flush(self, mode, stats) -> pa.RecordBatch:
         batch = pa.RecordBatch.from_pylist(self.rows, schema=self.schema())
@@ -509,7 +512,7 @@ class PartDecoder:
                 else:
                     n = self.ncols.get(self.group(first), (0,))[0] if first is not None else 0
                     cols = self.fmt.table_columns(None, n)
-            o = self.outputs[key] = Output(key, cols, self.images)
+            o = self.outputs[key] = Output(key, cols, self.images, self.want.messages)
         return o
 
     # -- the loop ---------------------------------------------------------------------------
@@ -572,6 +575,8 @@ class PartDecoder:
             err = self.error(rec, o, field, code, pos, raw)
         row["_error"] = str(err) if err is not None else None
         row["_corrupt_record"] = data[rec.start:rec.end] if rec.error is not None else None
+        if self.want.messages:
+            row[MESSAGE] = self.part.base + rec.msg
         return row, err
 
     def error(self, rec, o, field, code, pos, raw) -> DecodeError:
@@ -583,7 +588,8 @@ class PartDecoder:
         else:
             kw["raw"] = raw
         fname, reason = self.fmt.describe(code, field, o.columns, **kw)
-        return DecodeError(reason, self.part.base + rec.msg, pos, fname)
+        return DecodeError(reason, 0 if self.want.messages else self.part.base + rec.msg, pos,
+                           fname)
 
     def header(self, rec, data, row, errors):
         """The 12 header fields → row; returns (op or None, invalid mode or None)."""

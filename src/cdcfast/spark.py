@@ -1,0 +1,449 @@
+"""cdcfast in Spark (SPEC §6): the decoders run inside the executors' Python workers.
+
+Two ways in:
+
+- **A message column** (Kafka values, a table of raw messages): ``decode`` / ``decode_tables``
+  / ``map_in_arrow`` run the native decoder in ``mapInArrow``, one Arrow batch of messages at a
+  time; ``pandas_udf`` gives each message its events as an array of envelope structs.
+- **Files**: ``register(spark)`` adds the data source ``cdcfast`` (PySpark's Python Data Source
+  API). The executors' Python workers memory-map the files and yield Arrow record batches, so
+  the file bytes never pass through the JVM: ``spark.read.format("cdcfast")`` over a file, a
+  folder or a glob (one partition per file), and ``spark.readStream.format("cdcfast")`` over a
+  folder where new files arrive.
+
+Executors rebuild the Decoder from its JSON-serializable config (``Decoder.config()``), once
+per Python worker; nothing is compiled in a task. Schemas are known up front, from the catalog:
+the Spark layer refuses a table without one.
+"""
+from __future__ import annotations
+
+import functools
+import glob as _glob
+import json
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .api import Decoder
+from .formats import get as format_class
+from .formats.base import MESSAGE, Want
+
+__all__ = ["decode", "decode_tables", "map_in_arrow", "pandas_udf", "spark_schema", "register",
+           "DataSourceOptions"]
+
+READ_BATCH_ROWS = 65536         # rows per Arrow batch a data source task yields
+
+
+# -- decoders, rebuilt once per Python worker ----------------------------------------------------
+@functools.lru_cache(maxsize=16)
+def _decoder(config_json: str) -> Decoder:
+    return Decoder.from_config(json.loads(config_json))
+
+
+def _config(format, catalog, mode, options) -> str:
+    return json.dumps(Decoder(format, catalog=catalog, mode=mode, **options).config(),
+                      sort_keys=True)
+
+
+def _table_of(dec: Decoder, table):
+    """The catalog table a Spark result is for: `table`, or the catalog's only one."""
+    if dec.catalog is None:
+        raise ValueError("Spark needs a catalog: without one a table's columns depend on the "
+                         "data, and Spark must know the schema before it reads")
+    if table is None:
+        if len(dec.catalog) != 1:
+            raise ValueError("give table=… (the catalog holds "
+                             f"{', '.join(t.name for t in dec.catalog.tables)})")
+        return dec.catalog.tables[0].name
+    t = dec.catalog.get(table)
+    if t is None:
+        raise ValueError(f"table {table!r} is not in the catalog")
+    return t.name
+
+
+# -- Arrow types as Spark takes them ----------------------------------------------------------
+def time_type_enabled(spark=None) -> bool:
+    """Whether TIME columns are Spark TIME values: where the Spark version has TimeType and
+    the session enables it (``spark.sql.timeType.enabled``, off by default in Spark 4.x;
+    without it Spark can neither write nor cast TIME). Otherwise they are ISO text
+    (``HH:MM:SS.ffffff``)."""
+    try:
+        from pyspark.sql.types import TimeType  # noqa: F401  (Spark 4.1+)
+    except ImportError:
+        return False
+    if spark is None:
+        from pyspark.sql import SparkSession
+        spark = SparkSession.getActiveSession()
+    if spark is None:
+        return False
+    return str(spark.conf.get("spark.sql.timeType.enabled", "false")).lower() == "true"
+
+
+def _spark_arrow_type(t: pa.DataType, time_type: bool) -> pa.DataType:
+    """The Arrow type Spark exchanges for a value of Arrow type t: TIME (time64[us]) becomes
+    time64[ns] (Spark's TimeType) or its ISO text (see time_type_enabled)."""
+    if pa.types.is_time(t):
+        return pa.time64("ns") if time_type else pa.string()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_spark_arrow_type(f.type, time_type)) for f in t])
+    return t
+
+
+def _spark_arrow_schema(schema: pa.Schema, time_type: bool) -> pa.Schema:
+    return pa.schema([f.with_type(_spark_arrow_type(f.type, time_type)) for f in schema])
+
+
+def _to_spark(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    return batch if batch.schema.equals(target) else batch.cast(target)
+
+
+def _struct_type(arrow_schema: pa.Schema):
+    """Spark's StructType of an Arrow schema: a timestamp with a zone (UTC) is TimestampType,
+    one without (Db2's TIMESTAMP: a wall clock) TimestampNTZType."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+    return from_arrow_schema(arrow_schema, prefer_timestamp_ntz=True)
+
+
+def _exchange_schema(struct_type) -> pa.Schema:
+    """The Arrow schema Spark expects batches of a StructType in (it compares them exactly)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    return to_arrow_schema(struct_type, timezone="UTC")
+
+
+def spark_schema(format: str, catalog=None, table: str | None = None, keep=(),
+                 input_schema=None, mode: str = "PERMISSIVE", time_type: bool | None = None,
+                 **options):
+    """The Spark StructType of a table's events (the envelope, SPEC §3), then the `keep` input
+    columns (their types from `input_schema`, a Spark StructType). `time_type`: TIME columns
+    as Spark TIME (None: as the active session allows, see time_type_enabled)."""
+    dec = Decoder(format, catalog=catalog, mode=mode, **options)
+    if time_type is None:
+        time_type = time_type_enabled()
+    st = _struct_type(_spark_arrow_schema(dec.schema(_table_of(dec, table)), time_type))
+    for k in keep:
+        if input_schema is None:
+            raise ValueError("keep=… needs input_schema (the input DataFrame's schema)")
+        st = st.add(input_schema[k])
+    return st
+
+
+# -- a message column: mapInArrow ----------------------------------------------------------------
+def _events(dec: Decoder, messages: pa.Array, want: Want) -> dict:
+    """{output key: pa.Table with MESSAGE} of one batch of messages."""
+    return dec._collect(messages, want, True)
+
+
+def _message_fn(config_json, table, column, keep, target, of_all=False):
+    """The function mapInArrow runs: batches of input rows → batches of events (+ keep).
+    `of_all`: the output `table` (None: the unattributable records) of decode_tables, not
+    decode(table=…), which also holds the unattributable records."""
+
+    def fn(batches):
+        # the worker's own ALL (a sentinel object: a pickled copy would not be it)
+        from cdcfast.formats.base import ALL
+        dec = _decoder(config_json)
+        for batch in batches:
+            messages = batch.column(batch.schema.get_field_index(column))
+            if of_all:
+                got = _events(dec, messages, Want(dec.catalog, ALL, messages=True)).get(table)
+            else:
+                want = Want(dec.catalog, table, messages=True)
+                got = _events(dec, messages, want).get(want.requested)
+            if got is None or got.num_rows == 0:
+                continue
+            index = got.column(MESSAGE)
+            got = got.drop_columns([MESSAGE])
+            for k in keep:
+                got = got.append_column(k, pc.take(batch.column(batch.schema.get_field_index(k)),
+                                                    index))
+            for b in got.to_batches():
+                yield _to_spark(b, target)
+
+    return fn
+
+
+def map_in_arrow(format: str, catalog=None, table: str | None = None, column: str = "value",
+                 keep=(), input_schema=None, mode: str = "PERMISSIVE",
+                 time_type: bool | None = None, **options):
+    """(fn, schema) for ``df.mapInArrow(fn, schema)``: each input row's `column` is one
+    message; its events come out with the `keep` input columns appended."""
+    config_json = _config(format, catalog, mode, options)
+    dec = _decoder(config_json)
+    name = _table_of(dec, table)
+    if time_type is None:
+        time_type = time_type_enabled()
+    return _mapper(config_json, dec.schema(name), name, column, keep, input_schema, time_type)
+
+
+def _mapper(config_json, arrow_schema, table, column, keep, input_schema, time_type,
+            of_all=False):
+    arrow = _spark_arrow_schema(arrow_schema, time_type)
+    schema = _struct_type(arrow)
+    for k in keep:
+        if input_schema is None:
+            raise ValueError("keep=… needs input_schema (the input DataFrame's schema)")
+        schema = schema.add(input_schema[k])
+    target = _exchange_schema(schema)
+    return _message_fn(config_json, table, column, tuple(keep), target, of_all), schema
+
+
+def decode(df, format: str, catalog=None, table: str | None = None, column: str = "value",
+           keep=(), mode: str = "PERMISSIVE", **options):
+    """The events of one table decoded from a DataFrame's message column, as a DataFrame
+    (mapInArrow); `keep` input columns are copied onto every event of their row."""
+    fn, schema = map_in_arrow(format, catalog, table, column, keep, df.schema, mode,
+                              time_type_enabled(df.sparkSession), **options)
+    return df.mapInArrow(fn, schema)
+
+
+def decode_tables(df, format: str, catalog=None, column: str = "value", keep=(),
+                  mode: str = "PERMISSIVE", **options) -> dict:
+    """One DataFrame per catalog table; in PERMISSIVE mode also the key None: the records that
+    could not be attributed to a table (`_corrupt_record`, `_error`)."""
+    config_json = _config(format, catalog, mode, options)
+    dec = _decoder(config_json)
+    if dec.catalog is None:
+        _table_of(dec, None)
+    keys = [t.name for t in dec.catalog.tables] + ([None] if dec.mode == "PERMISSIVE" else [])
+    out = {}
+    for key in keys:
+        arrow = dec.schema(key) if key is not None else dec._fmt.schema(None)
+        fn, schema = _mapper(config_json, arrow, key, column, keep, df.schema,
+                             time_type_enabled(df.sparkSession), of_all=True)
+        out[key] = df.mapInArrow(fn, schema)
+    return out
+
+
+def pandas_udf(format: str, catalog=None, table: str | None = None, mode: str = "PERMISSIVE",
+               time_type: bool | None = None, **options):
+    """A pandas UDF: message column → array<envelope struct> (the message's events of the
+    table, in order; an empty array for a message without any)."""
+    from pyspark.sql.functions import pandas_udf as _pandas_udf
+    from pyspark.sql.types import ArrayType
+    import pandas as pd
+
+    config_json = _config(format, catalog, mode, options)
+    dec = _decoder(config_json)
+    name = _table_of(dec, table)
+    if time_type is None:
+        time_type = time_type_enabled()
+    element = _struct_type(_spark_arrow_schema(dec.schema(name), time_type))
+    arrow = _exchange_schema(element)
+
+    def events(messages: pd.Series) -> pd.Series:
+        d = _decoder(config_json)
+        arr = pa.array(messages, type=pa.binary(), from_pandas=True)
+        want = Want(d.catalog, name, messages=True)
+        got = _events(d, arr, want).get(want.requested)
+        n = len(messages)
+        if got is None:
+            return pd.Series([[] for _ in range(n)])
+        index = got.column(MESSAGE).to_numpy()
+        got = got.drop_columns([MESSAGE]).cast(arrow)
+        # events are in message order: the offsets of each message's run of events
+        offsets = pa.array(_offsets(index, n), pa.int32())
+        structs = got.to_struct_array().combine_chunks()
+        return pa.ListArray.from_arrays(offsets, structs).to_pandas(integer_object_nulls=True)
+
+    # real types, not the strings of `from __future__ import annotations`: Spark reads them
+    events.__annotations__ = {"messages": pd.Series, "return": pd.Series}
+    return _pandas_udf(events, ArrayType(element))
+
+
+def _offsets(index, n):
+    import numpy as np
+    counts = np.bincount(index, minlength=n)
+    return np.concatenate([[0], np.cumsum(counts)])
+
+
+# -- files: the data source --------------------------------------------------------------------
+class DataSourceOptions:
+    """What `.option(...)` carries for the data source: the decoder (format, catalog file or
+    JSON text, mode, format options as text), the table, and the paths."""
+
+    RESERVED = ("format", "catalog", "table", "mode", "path", "paths", "batch_rows",
+                "time_type")
+
+    def __init__(self, options, time_type: bool = False):
+        opts = {str(k).lower(): v for k, v in dict(options).items()}
+        if "format" not in opts:
+            raise ValueError('the cdcfast data source needs .option("format", …)')
+        self.format = opts["format"]
+        catalog = opts.get("catalog")
+        if catalog is not None and not catalog.lstrip().startswith("{"):
+            with open(catalog, encoding="utf-8") as f:
+                catalog = f.read()
+        catalog = json.loads(catalog) if catalog is not None else None
+        self.mode = opts.get("mode", "PERMISSIVE")
+        fmt_options = {k: v for k, v in opts.items() if k not in self.RESERVED}
+        dec = Decoder(self.format, catalog=catalog, mode=self.mode, **_typed(self.format,
+                                                                             fmt_options))
+        self.config_json = json.dumps(dec.config(), sort_keys=True)
+        self.table = _table_of(dec, opts.get("table"))
+        if "time_type" in opts:
+            time_type = str(opts["time_type"]).lower() == "true"
+        self.struct = _struct_type(_spark_arrow_schema(dec.schema(self.table), time_type))
+        self.arrow = _exchange_schema(self.struct)
+        self.batch_rows = int(opts.get("batch_rows", READ_BATCH_ROWS))
+        paths = opts.get("paths")
+        self.paths = json.loads(paths) if paths else ([opts["path"]] if "path" in opts else [])
+        if not self.paths:
+            raise ValueError("give the data source a path: .load(path)")
+
+
+def _typed(format: str, options: dict) -> dict:
+    """Format options from Spark's text: booleans and numbers as the format's defaults are."""
+    defaults = format_class(format).DEFAULTS
+    out = {}
+    for k, v in options.items():
+        d = defaults.get(k)
+        if isinstance(d, bool):
+            out[k] = str(v).lower() in ("1", "true", "yes")
+        elif isinstance(d, int):
+            out[k] = int(v)
+        elif isinstance(d, float):
+            out[k] = float(v)
+        else:
+            out[k] = v
+    return out
+
+
+def list_files(paths) -> list:
+    """The files of `paths` (files, folders — their files, recursively, hidden ones and
+    names starting with '_' left out — or globs), sorted, each once."""
+    out = set()
+    for p in paths:
+        p = os.fspath(p)
+        hits = _glob.glob(p, recursive=True) if _glob.has_magic(p) else [p]
+        if not hits and not _glob.has_magic(p):
+            raise FileNotFoundError(p)
+        for h in hits:
+            if os.path.isdir(h):
+                for root, dirs, files in os.walk(h):
+                    dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+                    out.update(os.path.join(root, f) for f in files
+                               if not f.startswith((".", "_")))
+            elif os.path.isfile(h):
+                out.add(h)
+    return sorted(out)
+
+
+def _read_file(config_json: str, table: str, path: str, batch_rows: int, target: pa.Schema):
+    """One file's events of `table`, batch by batch (the file is memory-mapped)."""
+    dec = _decoder(config_json)
+    for batch in dec.read_batches(path, table=table, batch_size=batch_rows):
+        yield _to_spark(batch, target)
+
+
+def _source_classes(time_type: bool):
+    """The data source classes (built on first use: pyspark is an optional dependency).
+    `time_type`: the default of the option of that name (TIME columns as Spark TIME)."""
+    from pyspark.sql.datasource import (DataSource, DataSourceReader, DataSourceStreamReader,
+                                        InputPartition)
+    try:
+        from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+    except ImportError:                                   # Spark before 4.2
+        SupportsTriggerAvailableNow = object
+
+    class FilePartition(InputPartition):
+        def __init__(self, path):
+            super().__init__(path)
+            self.path = path
+
+    class Reader(DataSourceReader):
+        def __init__(self, opts: DataSourceOptions):
+            self.config_json, self.table = opts.config_json, opts.table
+            self.batch_rows, self.arrow = opts.batch_rows, opts.arrow
+            self.files = list_files(opts.paths)
+
+        def partitions(self):
+            # one per file: ibm-delimited strings may hold record delimiters, so a file cannot
+            # be cut at an arbitrary one
+            return [FilePartition(f) for f in self.files]
+
+        def read(self, partition):
+            return _read_file(self.config_json, self.table, partition.path, self.batch_rows,
+                              self.arrow)
+
+    class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+        """New files in a folder. A file is new when its (ctime, path) passes the last
+        offset's: a file moved in (a rename sets ctime) after the last batch is read once."""
+
+        def __init__(self, opts: DataSourceOptions):
+            self.config_json, self.table = opts.config_json, opts.table
+            self.batch_rows, self.arrow = opts.batch_rows, opts.arrow
+            self.paths = opts.paths
+            self.target = None
+
+        def _files(self):
+            keyed = []
+            for f in list_files(self.paths):
+                try:
+                    keyed.append((os.stat(f).st_ctime_ns, f))
+                except FileNotFoundError:
+                    pass
+            return sorted(keyed)
+
+        def initialOffset(self):
+            return {"ctime_ns": -1, "path": ""}
+
+        def latestOffset(self, start=None, limit=None):
+            files = self._files()
+            if self.target is not None:
+                files = [k for k in files if k <= self.target]
+            if not files:
+                return start if start is not None else self.initialOffset()
+            ctime, path = files[-1]
+            return {"ctime_ns": ctime, "path": path}
+
+        def prepareForTriggerAvailableNow(self):
+            files = self._files()
+            self.target = files[-1] if files else (-1, "")
+
+        def partitions(self, start, end):
+            lo = (start["ctime_ns"], start["path"])
+            hi = (end["ctime_ns"], end["path"])
+            return [FilePartition(f) for k, f in ((k, k[1]) for k in self._files())
+                    if lo < k <= hi]
+
+        def read(self, partition):
+            return _read_file(self.config_json, self.table, partition.path, self.batch_rows,
+                              self.arrow)
+
+        def commit(self, end):
+            pass
+
+    class CdcfastDataSource(DataSource):
+        """spark.read.format("cdcfast").option("format", …).option("catalog", …)
+        .option("table", …).load(path)."""
+
+        @classmethod
+        def name(cls):
+            return "cdcfast"
+
+        def _opts(self):
+            return DataSourceOptions(self.options, time_type)
+
+        def schema(self):
+            return self._opts().struct
+
+        def reader(self, schema):
+            return Reader(self._opts())
+
+        def streamReader(self, schema):
+            return StreamReader(self._opts())
+
+    return CdcfastDataSource
+
+
+@functools.lru_cache(maxsize=2)
+def data_source(time_type: bool = False):
+    """The DataSource class registered as "cdcfast"."""
+    return _source_classes(time_type)
+
+
+def register(spark) -> None:
+    """Make ``spark.read.format("cdcfast")`` and ``spark.readStream.format("cdcfast")``
+    available in this session (TIME columns as the session allows: time_type_enabled)."""
+    spark.dataSource.register(data_source(time_type_enabled(spark)))
