@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 import cdcfast
 from cdcfast import cli
 
@@ -36,10 +38,95 @@ def test_bench_prints_every_contender(tmp_path, capsys):
     assert all(r["mb_s"] > 0 and r["rows_s"] > 0 for r in res["tools"].values())
 
 
-def test_demo(capsys):
+def test_demo_on_local_spark(spark, capsys):
     assert cli.main(["demo", "--rows", "2000"]) == 0
     text = capsys.readouterr().out
-    assert "native kernels: True" in text and "decoded 2,000 events" in text
+    assert "native kernels: True" in text and "in this process: 2,000 events" in text
+    assert re.search(r"on Spark \(the cdcfast data source, 4 files\): 2,000 events", text)
+    assert text.count("'ORDER_ID': 1,") >= 3           # the first event of each file shown
+    assert spark.range(3).count() == 3                  # the caller's session still runs
+
+
+def sample(tmp_path, rows=3000, tables=2):
+    out = tmp_path / "s.del"
+    assert cli.main(["generate", "--format", "ibm-delimited", "--rows", str(rows),
+                     "--tables", str(tables), "--table-width", "8", "-o", str(out)]) == 0
+    return str(out), str(out) + ".catalog.json"
+
+
+def test_decode_to_parquet_per_table_and_one_table(tmp_path, capsys):
+    import pyarrow.parquet as pq
+    path, cat = sample(tmp_path)
+    want = cdcfast.decode_tables(path, format="ibm-delimited", catalog=cdcfast.Catalog.load(cat))
+    assert cli.main(["decode", path, "--format", "ibm-delimited", "--catalog", cat,
+                     "-o", str(tmp_path / "out")]) == 0
+    for key, table in want.items():
+        assert pq.read_table(tmp_path / "out" / f"{key}.parquet").equals(table)
+    assert cli.main(["decode", path, "--format", "ibm-delimited", "--catalog", cat,
+                     "--table", "SALES.ORDERS_1", "-o", str(tmp_path / "one.parquet")]) == 0
+    assert pq.read_table(tmp_path / "one.parquet").equals(want["SALES.ORDERS_1"])
+    assert "SALES.ORDERS_1" in capsys.readouterr().out
+
+
+def test_decode_shows_progress_on_long_inputs(tmp_path, capsys, monkeypatch):
+    path, cat = sample(tmp_path, rows=500)
+    monkeypatch.setattr(cli, "PROGRESS_BYTES", 1000)
+    assert cli.main(["decode", path, "--format", "ibm-delimited", "--catalog", cat,
+                     "-o", str(tmp_path / "o")]) == 0
+    assert "decoding" in capsys.readouterr().err
+    assert cli.main(["decode", path, "--format", "ibm-delimited", "--catalog", cat, "--quiet",
+                     "-o", str(tmp_path / "o")]) == 0
+    assert "decoding" not in capsys.readouterr().err
+
+
+def test_decode_options_and_modes(tmp_path):
+    import pyarrow.parquet as pq
+    data, cat = cdcfast.encode.generate("ibm-delimited", rows=100, column_delimiter="|",
+                                        table_width=4)
+    path = tmp_path / "pipe.del"
+    path.write_bytes(data + b"\nnot,a,record")
+    cat_file = tmp_path / "c.json"
+    cat.save(str(cat_file))
+    base = ["decode", str(path), "--format", "ibm-delimited", "--catalog", str(cat_file),
+            "--table", cat.tables[0].name, "--option", "column_delimiter=|"]
+    assert cli.main(base + ["-o", str(tmp_path / "p.parquet")]) == 0
+    t = pq.read_table(tmp_path / "p.parquet")
+    assert t.num_rows == 101 and t.column("_error").null_count == 100
+    assert cli.main(base + ["--mode", "DROPMALFORMED", "-o", str(tmp_path / "d.parquet")]) == 0
+    assert pq.read_table(tmp_path / "d.parquet").num_rows == 100
+    with pytest.raises(cdcfast.DecodeError):
+        cli.main(base + ["--mode", "FAILFAST", "-o", str(tmp_path / "f.parquet")])
+    with pytest.raises(SystemExit):
+        cli.main(base + ["--option", "oops", "-o", str(tmp_path / "x.parquet")])
+
+
+def test_decode_through_spark(spark, tmp_path, capsys):
+    path, cat = sample(tmp_path, rows=1000)
+    assert cli.main(["decode", path, "--format", "ibm-delimited", "--catalog", cat,
+                     "-o", str(tmp_path / "sp"), "--spark"]) == 0
+    want = cdcfast.decode_tables(path, format="ibm-delimited", catalog=cdcfast.Catalog.load(cat))
+    for key, table in want.items():
+        got = spark.read.parquet(str(tmp_path / "sp" / key))
+        assert got.count() == table.num_rows
+        assert sorted(r.seq for r in got.select("seq").collect()) == \
+            sorted(table.column("seq").to_pylist())
+
+
+def test_inspect(tmp_path, capsys):
+    path, cat = sample(tmp_path)
+    heads = cdcfast.headers(path, format="ibm-delimited", catalog=cdcfast.Catalog.load(cat))
+    capsys.readouterr()
+    assert cli.main(["inspect", path, "--format", "ibm-delimited", "--catalog", cat]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("3,000 records in 1 input(s)")
+    import collections
+    ops = collections.Counter(zip(heads.column("table").to_pylist(),
+                                  heads.column("op").to_pylist()))
+    for t in ("ORDERS_0", "ORDERS_1"):
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"SALES.{t} "))
+        mix = " / ".join(f"{ops[(t, o)]:,}" for o in "cud") + " / 0"
+        assert mix in line and line.split()[1] == f"{sum(ops[(t, o)] for o in 'cud'):,}"
+    assert "commit time: 2024-06-12" in text and "errors: 0" in text
 
 
 def test_python_dash_m():
@@ -51,7 +138,7 @@ def test_python_dash_m():
 def test_readme_commands_are_what_ci_runs():
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     blocks = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
-    assert blocks[0] == "python -m pip install -e . && python -m cdcfast demo"
+    assert blocks[0] == 'python -m pip install -e ".[spark]" && python -m cdcfast demo'
     script = open(os.path.join(ROOT, "ci", "test.sh"), encoding="utf-8").read()
     assert blocks[1] in script.splitlines()
     assert "ci/test.sh" in open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read()

@@ -1,8 +1,164 @@
-"""`cdcfast` on the command line (SPEC §7): generate, bench, demo."""
+"""`cdcfast` on the command line (SPEC §7): decode, inspect, generate, bench, demo."""
 from __future__ import annotations
 
 import argparse
 import sys
+
+
+def _options(pairs) -> dict:
+    """--option KEY=VALUE … → format options (text, as Spark's .option passes them)."""
+    out = {}
+    for p in pairs or ():
+        key, sep, value = p.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--option takes KEY=VALUE, not {p!r}")
+        out[key] = value
+    return out
+
+
+def _decoder(args):
+    import cdcfast
+    from .spark import _typed
+    catalog = cdcfast.Catalog.load(args.catalog) if args.catalog else None
+    return cdcfast.Decoder(args.format, catalog=catalog, mode=args.mode,
+                           **_typed(args.format, _options(args.option)))
+
+
+PROGRESS_BYTES = 64 << 20       # inputs from this size on show a progress bar
+
+
+def _decode(args) -> int:
+    """Decode files into Parquet: one file for one table, else a folder of one per table."""
+    import os
+    import time
+
+    import pyarrow.parquet as pq
+    if args.spark:
+        return _decode_spark(args)
+    dec = _decoder(args)
+    total = sum(os.path.getsize(f) for f in args.inputs)
+    t0 = time.perf_counter()
+    bar = None
+    if total >= PROGRESS_BYTES and not args.quiet:
+        from tqdm import tqdm
+        bar = tqdm(total=total, unit="B", unit_scale=True, desc="decoding", file=sys.stderr)
+    writers, rows = {}, {}
+    try:
+        for path in args.inputs:
+            tables = [args.table] if args.table else None
+            for key, batch in _batches(dec, path, tables):
+                if key not in writers:
+                    writers[key] = pq.ParquetWriter(_out_path(args, key), batch.schema)
+                    rows[key] = 0
+                writers[key].write_batch(batch)
+                rows[key] += batch.num_rows
+            if bar is not None:
+                bar.update(os.path.getsize(path))
+    finally:
+        for w in writers.values():
+            w.close()
+        if bar is not None:
+            bar.close()
+    secs = time.perf_counter() - t0
+    for key, n in rows.items():
+        print(f"{key or '(unattributable records)'}: {n:,} events → {_out_path(args, key)}")
+    print(f"decoded {total / 1e6:,.1f} MB in {secs:.2f} s ({total / 1e6 / max(secs, 1e-9):,.0f}"
+          " MB/s)")
+    return 0
+
+
+def _batches(dec, path, tables):
+    """(output key, batch) of one input file: one table's batches as they are read, or every
+    table's."""
+    if tables:
+        for batch in dec.read_batches(path, table=tables[0]):
+            yield tables[0], batch
+        return
+    for key, table in dec.decode_tables(path).items():
+        for batch in table.to_batches():
+            yield key, batch
+
+
+def _out_path(args, key):
+    import os
+    if args.table:
+        return args.output
+    os.makedirs(args.output, exist_ok=True)
+    return os.path.join(args.output, f"{key or '_corrupt'}.parquet")
+
+
+def _decode_spark(args) -> int:
+    """The same through local Spark: the cdcfast data source reads, Spark writes Parquet."""
+    import time
+    spark = _local_spark()
+    from . import spark as cs
+    cs.register(spark)
+    dec = _decoder(args)
+    tables = [args.table] if args.table else [t.name for t in dec.catalog.tables] \
+        if dec.catalog is not None else []
+    if not tables:
+        raise SystemExit("--spark needs --catalog (Spark must know each table's columns)")
+    t0 = time.perf_counter()
+    for table in tables:
+        reader = spark.read.format("cdcfast").option("format", args.format) \
+            .option("catalog", args.catalog).option("table", table).option("mode", args.mode)
+        for k, v in _options(args.option).items():
+            reader = reader.option(k, v)
+        import json
+        out = args.output if args.table else f"{args.output.rstrip('/')}/{table}"
+        reader.option("paths", json.dumps(list(args.inputs))).load() \
+            .write.mode("overwrite").parquet(out)
+        print(f"{table}: {spark.read.parquet(out).count():,} events → {out}")
+    print(f"decoded through Spark in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def _local_spark(cores: str = "*"):
+    """A local Spark session for the command line (quiet)."""
+    import os
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master(f"local[{cores}]").appName("cdcfast")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _inspect(args) -> int:
+    """Tables, op counts, time range and errors of the inputs (headers only: fast)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    dec = _decoder(args)
+    heads = pa.concat_tables([dec.headers(p) for p in args.inputs])
+    n = heads.num_rows
+    print(f"{n:,} records in {len(args.inputs)} input(s), format {args.format}")
+    if n == 0:
+        return 0
+    names = pc.binary_join_element_wise(pc.fill_null(heads.column("schema"), ""),
+                                        pc.fill_null(heads.column("table"), ""), ".")
+    names = pc.if_else(pc.is_null(heads.column("table")), "(unattributable)", names)
+    keyed = pa.table({"table": names, "op": pc.fill_null(heads.column("op"), "-"),
+                      "error": pc.is_valid(heads.column("_error"))})
+    g = keyed.group_by(["table", "op"]).aggregate([([], "count_all"), ("error", "sum")])
+    per = {}
+    for row in g.to_pylist():
+        per.setdefault(row["table"], {})[row["op"]] = (row["count_all"], row["error_sum"])
+    print(f"{'table':32s} {'events':>10s}   c / u / d / other   errors")
+    for table in sorted(per):
+        ops = per[table]
+        count = sum(v[0] for v in ops.values())
+        errors = sum(v[1] for v in ops.values())
+        mix = " / ".join(f"{ops.get(o, (0, 0))[0]:,}" for o in ("c", "u", "d")) \
+            + f" / {sum(v[0] for o, v in ops.items() if o not in 'cud'):,}"
+        print(f"{table:32s} {count:10,d}   {mix}   {errors:,}")
+    ts = heads.column("commit_ts")
+    lo, hi = pc.min(ts).as_py(), pc.max(ts).as_py()
+    print(f"commit time: {lo} … {hi}")
+    nerr = n - heads.column("_error").null_count
+    print(f"errors: {nerr:,}" + (f" (first: {pc.drop_null(heads.column('_error'))[0]})"
+                                  if nerr else ""))
+    return 0
 
 
 def _generate(args) -> int:
@@ -29,7 +185,10 @@ def _bench(args) -> int:
 
 
 def _demo(args) -> int:
-    """Generate a sample stream, decode it, show a few events and the throughput."""
+    """Generate a sample stream, decode it on local Spark (and in this process), show a few
+    events and the throughput."""
+    import os
+    import tempfile
     import time
 
     import cdcfast
@@ -44,20 +203,84 @@ def _demo(args) -> int:
     t = time.perf_counter()
     events = dec.decode(data, table=table)
     secs = time.perf_counter() - t
-    show = events.select(["op", "schema", "table", "txid", "commit_ts", "seq", "after"])
-    for row in show.slice(0, 3).to_pylist():
-        after = row.pop("after") or {}
-        print(" ", row, "after:", dict(list(after.items())[:4]), "…")
-    print(f"decoded {events.num_rows:,} events in {secs:.2f} s: "
+    print(f"in this process: {events.num_rows:,} events in {secs:.2f} s, "
           f"{len(data) / 1e6 / secs:,.0f} MB/s, {events.num_rows / secs:,.0f} rows/s "
           f"(stats: {dec.last_stats})")
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("(pyspark is not installed: `pip install -e \".[spark]\"` for the Spark part)")
+        _show(events.slice(0, 3).to_pylist())
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        # the sample as 4 files: the data source reads one partition per file
+        path = os.path.join(tmp, "landing")
+        os.makedirs(path)
+        size = 0
+        for i in range(4):
+            part, _ = generate("ibm-delimited", rows=args.rows // 4, table_width=20, seed=1 + i)
+            with open(os.path.join(path, f"part-{i}.del"), "wb") as f:
+                f.write(part)
+            size += len(part)
+        catalog.save(path + ".catalog.json")
+        from . import spark as cs
+        t = time.perf_counter()
+        from pyspark.sql import SparkSession
+        ours = SparkSession.getActiveSession() is None      # else a caller's: leave it running
+        spark = _local_spark(args.cores)
+        print(f"local Spark {spark.version} on local[{args.cores}] started in "
+              f"{time.perf_counter() - t:.1f} s")
+        cs.register(spark)
+        df = spark.read.format("cdcfast").option("format", "ibm-delimited") \
+            .option("catalog", path + ".catalog.json").option("table", table).load(path)
+        df.write.format("noop").mode("overwrite").save()     # warm up the Python workers
+        t = time.perf_counter()
+        df.write.format("noop").mode("overwrite").save()
+        secs = time.perf_counter() - t
+        first = df.where("seq = 0 and after.ORDER_ID <= 2").collect()   # read to the end
+        _show(sorted((r.asDict(recursive=True) for r in first),
+                     key=lambda r: r["after"]["ORDER_ID"])[:3])
+        n = df.count()
+        print(f"on Spark (the cdcfast data source, 4 files): {n:,} events in {secs:.2f} s, "
+              f"{size / 1e6 / secs:,.0f} MB/s, {n / secs:,.0f} rows/s")
+        if ours:
+            spark.stop()
     return 0
+
+
+def _show(rows):
+    for row in rows:
+        after = row.get("after") or {}
+        head = {k: row[k] for k in ("op", "schema", "table", "txid", "commit_ts", "seq")}
+        print(" ", head, "after:", dict(list(after.items())[:4]), "…")
 
 
 def main(argv=None) -> int:
     from .formats import names
     p = argparse.ArgumentParser(prog="cdcfast", description="Decode CDC messages into Arrow.")
     sub = p.add_subparsers(dest="command", required=True)
+
+    def decoding(q):
+        q.add_argument("inputs", nargs="+", metavar="INPUT", help="files to read")
+        q.add_argument("--format", required=True, choices=names())
+        q.add_argument("--catalog", help="catalog JSON file")
+        q.add_argument("--mode", default="PERMISSIVE",
+                       choices=["PERMISSIVE", "DROPMALFORMED", "FAILFAST"])
+        q.add_argument("--option", action="append", metavar="KEY=VALUE",
+                       help="a format option (SPEC §5), as many as needed")
+
+    dc = sub.add_parser("decode", help="decode files into Parquet")
+    decoding(dc)
+    dc.add_argument("--table", help="OWNER.TABLE: one table into one Parquet file")
+    dc.add_argument("-o", "--output", required=True,
+                    help="a Parquet file with --table, else a folder of one file per table")
+    dc.add_argument("--spark", action="store_true", help="run through local Spark")
+    dc.add_argument("--quiet", action="store_true", help="no progress bar")
+    dc.set_defaults(run=_decode)
+
+    ins = sub.add_parser("inspect", help="tables, op counts, time range and errors")
+    decoding(ins)
+    ins.set_defaults(run=_inspect)
 
     g = sub.add_parser("generate", help="write synthetic data and its catalog")
     g.add_argument("--format", required=True, choices=names())
@@ -80,8 +303,10 @@ def main(argv=None) -> int:
     b.add_argument("--json", help="also write the figures to this file")
     b.set_defaults(run=_bench)
 
-    d = sub.add_parser("demo", help="generate a sample, decode it, print a few events")
+    d = sub.add_parser("demo", help="generate a sample, decode it on local Spark, print a few "
+                       "events and the throughput")
     d.add_argument("--rows", type=int, default=200000)
+    d.add_argument("--cores", default="*", help="local Spark cores (default: all)")
     d.set_defaults(run=_demo)
 
     args = p.parse_args(argv)
