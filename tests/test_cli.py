@@ -38,6 +38,21 @@ def test_bench_prints_every_contender(tmp_path, capsys):
     assert all(r["mb_s"] > 0 and r["rows_s"] > 0 for r in res["tools"].values())
 
 
+def test_bench_on_spark_prints_every_contender(spark, capsys, tmp_path):
+    js = tmp_path / "b.json"
+    assert cli.main(["bench", "--size", "1", "--reference-size", "0.2", "--repeat", "1",
+                     "--quick", "--spark", "--json", str(js)]) == 0
+    text = capsys.readouterr().out
+    names = ("Spark read.text + from_csv + casts", "cdcfast mapInArrow", "cdcfast data source",
+             "mapInArrow identity (transfer floor)")
+    for name in names:
+        assert re.search(rf"^{re.escape(name)} +[0-9.]+ +[0-9,]+ +[0-9.]+x", text, re.M), name
+    res = json.loads(js.read_text())["spark"]
+    assert set(res["tools"]) == set(names) and res["files"] == 8
+    assert res["rows"] == json.loads(js.read_text())["rows"]      # every record read
+    assert spark.range(2).count() == 2                              # the session still runs
+
+
 def test_demo_on_local_spark(spark, capsys):
     assert cli.main(["demo", "--rows", "2000"]) == 0
     text = capsys.readouterr().out

@@ -308,3 +308,20 @@ def test_events_are_what_generate_encodes():
         data, _ = generate_any("ibm-delimited", rows, table_width=25, tables=2, seed=4,
                                column_delimiter=";")
         assert encode(evs, catalog, column_delimiter=";") == data
+
+
+def test_line_per_record_keeps_record_delimiters_out_of_strings():
+    """For line-based readers (the Spark benchmark's read.text): each line one record, the
+    same rows as the default stream, which does put record delimiters inside strings."""
+    import cdcfast
+    data, cat = cdcfast.encode.generate("ibm-delimited", rows=2000, seed=8, line_per_record=True)
+    lines = data.split(b"\n")[:-1]
+    assert len(lines) == 2000
+    t = cdcfast.decode(lines, format="ibm-delimited", catalog=cat)
+    assert t.num_rows == 2000 and t.column("_error").null_count == 2000
+    usual, _ = cdcfast.encode.generate("ibm-delimited", rows=2000, seed=8)
+    assert usual.count(b"\n") > 2000
+    whole = cdcfast.decode(data, format="ibm-delimited", catalog=cat)
+    assert whole.column("after").combine_chunks().field("ORDER_ID").equals(
+        cdcfast.decode(usual, format="ibm-delimited", catalog=cat)
+        .column("after").combine_chunks().field("ORDER_ID"))

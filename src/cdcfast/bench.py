@@ -163,7 +163,7 @@ def peak_memory(case: Case) -> tuple[int, int, int]:
 # -- the report ------------------------------------------------------------------------------------
 def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
         reference_mb: float = 5, table_width: int = 20, extras: bool = True,
-        echo=print) -> dict:
+        spark: bool = False, echo=print) -> dict:
     echo(f"generating {size_mb:g} MB of {format} ({table_width} columns)…")
     case = make_case(format, size_mb, table_width)
     small = make_case(format, min(reference_mb, size_mb), table_width)
@@ -196,6 +196,9 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
                                   "output_mb": outb / 1e6,
                                   "budget_mb": (inb + 2 * outb) / 1e6}
     echo(report(results))
+    if spark:
+        from . import bench_spark
+        results["spark"] = bench_spark.run(case, repeat=max(1, min(repeat, 3)), echo=echo)
     return results
 
 

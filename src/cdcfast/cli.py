@@ -177,7 +177,7 @@ def _bench(args) -> int:
     from . import bench
     results = bench.run(args.format, size_mb=args.size, repeat=args.repeat,
                         reference_mb=args.reference_size, table_width=args.table_width,
-                        extras=not args.quick)
+                        extras=not args.quick, spark=args.spark)
     if args.json:
         with open(args.json, "w") as f:
             f.write(bench.dumps(results))
@@ -301,6 +301,9 @@ def main(argv=None) -> int:
     b.add_argument("--table-width", type=int, default=20)
     b.add_argument("--quick", action="store_true", help="skip cold start and peak memory")
     b.add_argument("--json", help="also write the figures to this file")
+    b.add_argument("--spark", action="store_true",
+                   help="add Spark on local[2]: from_csv + casts, cdcfast via mapInArrow and "
+                   "its data source, and the identity mapInArrow (the transfer floor)")
     b.set_defaults(run=_bench)
 
     d = sub.add_parser("demo", help="generate a sample, decode it on local Spark, print a few "

@@ -241,16 +241,19 @@ _INTL = "éüßñ中文€"       # kept only where the code page has them
 
 
 def generate(rows, table_width=20, tables=1, seed=0, messages=False, records_per_message=(1, 4),
-             **options):
+             line_per_record=False, **options):
     """A realistic, deterministic stream of ``rows`` records -> ``(data, catalog)``.
 
     ``data`` is one ``bytes`` stream (every record ended by the record delimiter), or with
     ``messages=True`` a list of ``bytes`` messages of ``records_per_message`` (an inclusive
     range, or an int) records each. The records and their order are the same either way.
     ``options`` are :func:`encode`'s. Beyond ``FRESH_ROWS`` rows, whole pooled transactions
-    repeat (txids and LSNs then repeat and stop increasing) so 100 MB takes seconds.
+    repeat (txids and LSNs then repeat and stop increasing) so 100 MB takes seconds. With
+    ``line_per_record`` no string holds the record delimiter (for line-based readers such as
+    Spark's read.text, in the Spark benchmark).
     """
-    catalog, plan = _plan(rows, table_width, tables, seed, records_per_message, options)
+    catalog, plan = _plan(rows, table_width, tables, seed, records_per_message, options,
+                          line_per_record)
     writer = _Writer(catalog, **_writer_options(options))
     encoded = {}    # id(message) -> bytes: a pooled message is encoded once, however often used
     out = []
@@ -293,7 +296,8 @@ def _catalog(table_width, tables):
                     for t in range(tables)])
 
 
-def _plan(rows, table_width, tables, seed, records_per_message, options):
+def _plan(rows, table_width, tables, seed, records_per_message, options,
+          line_per_record=False):
     """-> (catalog, messages in output order, each a list of event dicts)."""
     opts = _writer_options(options)
     if isinstance(records_per_message, int):
@@ -303,7 +307,7 @@ def _plan(rows, table_width, tables, seed, records_per_message, options):
         raise ValueError("records_per_message must be a range 1 <= lo <= hi")
     catalog = _catalog(table_width, tables)
     rng = random.Random(seed)
-    gen = _Generator(catalog, rng, opts)
+    gen = _Generator(catalog, rng, opts, line_per_record)
     transactions = []
     left = min(rows, FRESH_ROWS)
     while left > 0:
@@ -325,13 +329,13 @@ def _plan(rows, table_width, tables, seed, records_per_message, options):
 class _Generator:
     """Keeps each table's live rows, so updates and deletes act on rows that exist."""
 
-    def __init__(self, catalog, rng, opts):
+    def __init__(self, catalog, rng, opts, line_per_record=False):
         self.rng = rng
         self.tables = list(catalog)
         to_bytes = _text_encoder(opts["encoding"])
         # Data that stresses the splitter: the delimiters themselves inside strings.
         self.specials = (opts["column_delimiter"], opts["string_delimiter"],
-                         opts["record_delimiter"])
+                         " " if line_per_record else opts["record_delimiter"])
         self.intl = [c for c in _INTL if _encodable(to_bytes, c)]
         self.makers = {t.name: [self._maker(c) for c in t.columns] for t in self.tables}
         self.live = {t.name: ([], {}) for t in self.tables}   # keys in a list, key -> row

@@ -365,7 +365,7 @@ class _NativeRun:
                 ident, table, shown = self.tables[b]
                 kw["table"] = ident
                 kw["ncols"] = self.sc.ncols(b)
-        else:
+        elif code >= E_VALUE:               # a value: a, b are its span (else not a span)
             kw["raw"] = bytes(data[a:b])
         fname, reason = self.fmt.describe(code, field, o.columns, **kw)
         return DecodeError(reason, 0 if self.want.messages else part.base + msg, pos - mstart,
