@@ -161,3 +161,26 @@ def test_clean_records_never_take_the_careful_path():
     assert _careful(data) == 0
     bad = [record(pad, [b'"x"', b'a"b', b'"y"']) for pad in range(70)]
     assert _careful(b"\n".join(bad)) == 70
+
+
+@pytest.mark.parametrize("step", [1, 700, 4096, 50_000])
+def test_record_starts_cut_only_between_records(step):
+    """record_starts (the data source's cuts of big files) splits every record as the decoder
+    does: strings holding record delimiters, doubled quotes, a quoting error and blank lines
+    never move a cut off a record start, so the pieces decode to the same rows."""
+    import pyarrow as pa
+    from cdcfast import _ibm
+    data, cat = generate(FMT, rows=600, seed=12, table_width=6)
+    data = data + b"\n\n" + record(3, [b'"a\nb"', b'"x""y"', b'"bad"z', b"1"]) + b"\n" + data
+    points = _ibm.record_starts(data, b',\n"', step)
+    assert points[0] == 0 and points[-1] == len(data) and points == sorted(set(points))
+    assert all(data[p - 1:p] == b"\n" for p in points[1:-1])
+    if step == 1:
+        assert len(points) > 1000                     # a cut at every record
+    whole = cdcfast.decode_tables(data, format=FMT, catalog=cat)
+    parts = [cdcfast.decode_tables(data[a:b], format=FMT, catalog=cat)
+             for a, b in zip(points, points[1:])]
+    for key, table in whole.items():
+        got = pa.concat_tables([p[key] for p in parts if key in p])
+        cols = ["op", "txid", "commit_pos", "after", "before", "source"]
+        assert got.select(cols).equals(table.select(cols)), key

@@ -259,3 +259,28 @@ def test_streaming_over_a_folder_loses_and_repeats_nothing(spark, tmp_path):
     assert sorted_rows(got.cast(want.schema)) == sorted_rows(want)
     got = run()                                   # nothing new: nothing added
     assert got.num_rows == want.num_rows
+
+
+def test_data_source_cuts_big_files_at_record_starts(spark, tmp_path):
+    """A file bigger than split_mb is read in pieces, one partition each, cut where records
+    start (its strings hold record delimiters): the same events as the whole file; seq and
+    byte offsets count within each piece, as each is an input of its own."""
+    cs.register(spark)
+    data, cat = cdcfast.encode.generate(FMT, rows=3000, seed=31, table_width=8)
+    assert data.count(b"\n") > 3000                   # record delimiters inside strings
+    p = tmp_path / "big.del"
+    p.write_bytes(data)
+    reader = spark.read.format("cdcfast").option("format", FMT) \
+        .option("catalog", json.dumps(cat.to_dict())).option("split_mb", "0.25")
+    df = reader.load(str(p))
+    from cdcfast import _ibm
+    cuts = _ibm.record_starts(data, b',\n"', int(0.25 * (1 << 20)))
+    assert len(cuts) - 1 >= 3 and df.rdd.getNumPartitions() == len(cuts) - 1
+    got = df.toArrow()
+    want = cdcfast.decode(data, format=FMT, catalog=cat)
+    assert got.num_rows == want.num_rows == 3000
+    assert got.column("_error").null_count == 3000
+    cols = ["op", "txid", "commit_ts", "after", "before"]
+    assert got.select(cols).cast(want.select(cols).schema).equals(want.select(cols))
+    seq = got.column("seq").to_pylist()
+    assert seq.count(0) == df.rdd.getNumPartitions()  # each piece counts from 0

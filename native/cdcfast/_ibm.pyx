@@ -111,6 +111,7 @@ cdef class Scanner:
     cdef int64_t* tncols        # columns (-1: not fixed yet, no catalog)
     cdef uint8_t* tcatalog      # 1: N comes from the catalog
     cdef int64_t last_t
+    cdef public bint no_tables   # records only (their ends), no table lookup: record_starts
     # the chunk index
     cdef readonly int64_t nrec, nfld, rcap, fcap
     cdef int64_t* r_msg
@@ -163,6 +164,7 @@ cdef class Scanner:
         self.tncols = <int64_t*>_grow(NULL, 8 * 8)
         self.tcatalog = <uint8_t*>_grow(NULL, 8)
         self.last_t = -1
+        self.no_tables = 0
         self.rcap = 0
         self.fcap = 0
         self.scap = 0
@@ -391,6 +393,8 @@ cdef class Scanner:
                 err = E_TOO_FEW
                 errpos = start
                 errfld = -1
+                t = -1
+            elif self.no_tables:
                 t = -1
             else:
                 t = self._table_of(f0)
@@ -1467,6 +1471,25 @@ cdef split_fn _split_fast = _split_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 def split_level():
     """2: the record splitter uses AVX2; 1: the portable (SSE2 or plain C) one."""
     return _split_level(_split_fast)
+
+
+def record_starts(data, bytes delims, int64_t step):
+    """Offsets of record starts about `step` bytes apart in a stream (one message), with 0 and
+    len(data) at the ends: places where the stream can be cut into inputs of their own. Found
+    by splitting every record as the decoder does, so a record delimiter inside a string (or
+    in a record with a quoting error) is never taken for a record end."""
+    cdef Scanner sc = Scanner(data, np.array([0, len(data)], dtype=np.int64), None, delims)
+    cdef int64_t last = 0
+    sc.no_tables = 1
+    out = [0]
+    while sc.scan(1 << 16, step) != S_DONE:
+        if sc.pos - last >= step and sc.pos < sc.size:
+            out.append(sc.pos)
+            last = sc.pos
+        sc.reset()
+    if len(data) > 0:
+        out.append(len(data))
+    return out
 
 
 cdef extern from "cdcfast/_utf8.h":

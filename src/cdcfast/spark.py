@@ -8,8 +8,8 @@ Two ways in:
 - **Files**: ``register(spark)`` adds the data source ``cdcfast`` (PySpark's Python Data Source
   API). The executors' Python workers memory-map the files and yield Arrow record batches, so
   the file bytes never pass through the JVM: ``spark.read.format("cdcfast")`` over a file, a
-  folder or a glob (one partition per file), and ``spark.readStream.format("cdcfast")`` over a
-  folder where new files arrive.
+  folder or a glob (one partition per file; a big file in pieces cut at record starts), and
+  ``spark.readStream.format("cdcfast")`` over a folder where new files arrive.
 
 Executors rebuild the Decoder from its JSON-serializable config (``Decoder.config()``), once
 per Python worker; nothing is compiled in a task. Schemas are known up front, from the catalog:
@@ -33,6 +33,7 @@ __all__ = ["decode", "decode_tables", "map_in_arrow", "pandas_udf", "spark_schem
            "DataSourceOptions"]
 
 READ_BATCH_ROWS = 65536         # rows per Arrow batch a data source task yields
+SPLIT_MB = 128                  # files bigger than this are read in pieces of about this size
 
 
 # -- decoders, rebuilt once per Python worker ----------------------------------------------------
@@ -263,7 +264,7 @@ class DataSourceOptions:
     JSON text, mode, format options as text), the table, and the paths."""
 
     RESERVED = ("format", "catalog", "table", "mode", "path", "paths", "batch_rows",
-                "time_type")
+                "time_type", "split_mb")
 
     def __init__(self, options, time_type: bool = False):
         opts = {str(k).lower(): v for k, v in dict(options).items()}
@@ -286,6 +287,9 @@ class DataSourceOptions:
         self.struct = _struct_type(_spark_arrow_schema(dec.schema(self.table), time_type))
         self.arrow = _exchange_schema(self.struct)
         self.batch_rows = int(opts.get("batch_rows", READ_BATCH_ROWS))
+        self.split_bytes = int(float(opts.get("split_mb", SPLIT_MB)) * (1 << 20))
+        if self.split_bytes < 1:
+            raise ValueError("split_mb must be positive")
         paths = opts.get("paths")
         self.paths = json.loads(paths) if paths else ([opts["path"]] if "path" in opts else [])
         if not self.paths:
@@ -329,10 +333,27 @@ def list_files(paths) -> list:
     return sorted(out)
 
 
-def _read_file(config_json: str, table: str, path: str, batch_rows: int, target: pa.Schema):
-    """One file's events of `table`, batch by batch (the file is memory-mapped)."""
+def file_pieces(config_json: str, path: str, split_bytes: int) -> list:
+    """(path, start, end) pieces of a file: the whole file, or for a file bigger than
+    split_bytes, pieces cut at record starts where the format's framing can find them."""
+    size = os.path.getsize(path)
+    if size <= split_bytes:
+        return [(path, 0, size)]
+    from .sources import map_file
     dec = _decoder(config_json)
-    for batch in dec.read_batches(path, table=table, batch_size=batch_rows):
+    points = dec._fmt.split_points(map_file(path), split_bytes, dec._native)
+    return [(path, a, b) for a, b in zip(points, points[1:])]
+
+
+def _read_piece(config_json: str, table: str, piece, batch_rows: int, target: pa.Schema):
+    """One piece's events of `table`, batch by batch (the file is memory-mapped; a piece is
+    an input of its own: seq and byte offsets count from its start)."""
+    from .sources import map_file
+    path, start, end = piece
+    dec = _decoder(config_json)
+    data = map_file(path)
+    source = path if start == 0 and end == len(data) else memoryview(data)[start:end]
+    for batch in dec.read_batches(source, table=table, batch_size=batch_rows):
         yield _to_spark(batch, target)
 
 
@@ -347,32 +368,33 @@ def _source_classes(time_type: bool):
         SupportsTriggerAvailableNow = object
 
     class FilePartition(InputPartition):
-        def __init__(self, path):
-            super().__init__(path)
-            self.path = path
+        def __init__(self, piece):
+            super().__init__(piece)
+            self.piece = piece
+
+    def pieces(opts, files):
+        return [FilePartition(p) for f in files
+                for p in file_pieces(opts.config_json, f, opts.split_bytes)]
 
     class Reader(DataSourceReader):
         def __init__(self, opts: DataSourceOptions):
-            self.config_json, self.table = opts.config_json, opts.table
-            self.batch_rows, self.arrow = opts.batch_rows, opts.arrow
+            self.opts = opts
             self.files = list_files(opts.paths)
 
         def partitions(self):
-            # one per file: ibm-delimited strings may hold record delimiters, so a file cannot
-            # be cut at an arbitrary one
-            return [FilePartition(f) for f in self.files]
+            # one per file, or per piece of a big file cut at record starts
+            return pieces(self.opts, self.files)
 
         def read(self, partition):
-            return _read_file(self.config_json, self.table, partition.path, self.batch_rows,
-                              self.arrow)
+            o = self.opts
+            return _read_piece(o.config_json, o.table, partition.piece, o.batch_rows, o.arrow)
 
     class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """New files in a folder. A file is new when its (ctime, path) passes the last
         offset's: a file moved in (a rename sets ctime) after the last batch is read once."""
 
         def __init__(self, opts: DataSourceOptions):
-            self.config_json, self.table = opts.config_json, opts.table
-            self.batch_rows, self.arrow = opts.batch_rows, opts.arrow
+            self.opts = opts
             self.paths = opts.paths
             self.target = None
 
@@ -404,12 +426,11 @@ def _source_classes(time_type: bool):
         def partitions(self, start, end):
             lo = (start["ctime_ns"], start["path"])
             hi = (end["ctime_ns"], end["path"])
-            return [FilePartition(f) for k, f in ((k, k[1]) for k in self._files())
-                    if lo < k <= hi]
+            return pieces(self.opts, [k[1] for k in self._files() if lo < k <= hi])
 
         def read(self, partition):
-            return _read_file(self.config_json, self.table, partition.path, self.batch_rows,
-                              self.arrow)
+            o = self.opts
+            return _read_piece(o.config_json, o.table, partition.piece, o.batch_rows, o.arrow)
 
         def commit(self, end):
             pass

@@ -157,3 +157,8 @@ class Format:
                 stats: dict, native: bool):
         """Yield (key, RecordBatch) in input order; raise DecodeError in FAILFAST."""
         raise NotImplementedError
+
+    def split_points(self, data, step: int, native: bool) -> list:
+        """Offsets where a stream can be cut into inputs of their own, about `step` bytes
+        apart, 0 and len(data) included; [0, len(data)] where the framing cannot tell."""
+        return [0, len(data)]

@@ -159,6 +159,14 @@ class IbmDelimited(Format):
         for part in parts:
             yield from _NativeRun(self, part, want, images, batch_rows, mode, stats).run()
 
+    def split_points(self, data, step: int, native: bool) -> list:
+        """Record starts about `step` bytes apart, found by splitting every record (a record
+        delimiter inside a string is data); the whole stream without the native kernel."""
+        if not native or len(data) <= step:
+            return [0, len(data)]
+        from .. import _ibm
+        return _ibm.record_starts(data, self.delims, step)
+
     def text(self, raw: bytes) -> str:
         """Owner/table names as text (lenient: they only name things)."""
         return codepages.decode_bytes(raw, self.encoding) if self.encoding != "utf-8" \
