@@ -284,3 +284,14 @@ def test_data_source_cuts_big_files_at_record_starts(spark, tmp_path):
     assert got.select(cols).cast(want.select(cols).schema).equals(want.select(cols))
     seq = got.column("seq").to_pylist()
     assert seq.count(0) == df.rdd.getNumPartitions()  # each piece counts from 0
+
+
+def test_decode_a_string_column_with_tombstones(spark, stream):
+    """Messages as text (a string column), with null rows (Kafka tombstones) skipped."""
+    msgs, cat = stream
+    rows = [(m.decode("utf-8"), i) for i, m in enumerate(msgs[:30])] + [(None, 99)]
+    df = spark.createDataFrame(rows, "value string, offset long")
+    got = cs.decode(df, format=FMT, catalog=cat, keep=["offset"]).toArrow()
+    want = expected(msgs[:30], cat)
+    assert got.drop_columns(["offset"]).cast(want.schema).equals(want)
+    assert 99 not in got.column("offset").to_pylist()
