@@ -204,6 +204,35 @@ static inline int cdc_int_fast(const uint8_t* p, int64_t n, int64_t lo, int64_t 
 #endif
 }
 
+/* Digits gathered 8 at a time into a value hi * 10**nlo + lo, lo holding at most 19 of them
+ * (a 128-bit multiply only every 16 digits or so). */
+typedef struct {
+    unsigned __int128 hi;
+    uint64_t lo;
+    int nlo;
+} cdc_digit_acc;
+
+/* Append the run of digits of a padded value from p[i] (before p[n]) to acc; returns where
+ * the run ends. */
+static inline int64_t cdc_gather_digits(const uint8_t* p, int64_t n, int64_t i,
+                                        cdc_digit_acc* acc)
+{
+    uint64_t v;
+    int k;
+    do {
+        k = cdc_digits8(p + i, n - i, &v);
+        if (acc->nlo + k > 19) {
+            acc->hi = acc->hi * cdc_pow10_u64[acc->nlo] + acc->lo;
+            acc->lo = 0;
+            acc->nlo = 0;
+        }
+        acc->lo = acc->lo * cdc_pow10_u64[k] + v;
+        acc->nlo += k;
+        i += k;
+    } while (k == 8);
+    return i;
+}
+
 /* [+-]digits[<dc>digits] of a padded value as the unscaled integer of DECIMAL(prec, scale),
  * 8 digits at a time: at most prec - scale integer digits after leading zeros, at most
  * `scale` fraction digits (the careful parser takes trailing zeros past it, and errors). */
@@ -218,21 +247,8 @@ static inline int cdc_decimal_fast(const uint8_t* p, int64_t n, uint8_t dc, int 
     while (i < n && p[i] == '0')
         i++;
     int64_t z = i;
-    /* the value is hi * 10**nlo + lo, lo holding at most 19 digits */
-    unsigned __int128 hi = 0;
-    uint64_t lo = 0, v;
-    int nlo = 0, k;
-    do {
-        k = cdc_digits8(p + i, n - i, &v);
-        if (nlo + k > 19) {
-            hi = hi * cdc_pow10_u64[nlo] + lo;
-            lo = 0;
-            nlo = 0;
-        }
-        lo = lo * cdc_pow10_u64[k] + v;
-        nlo += k;
-        i += k;
-    } while (k == 8);
+    cdc_digit_acc acc = {0, 0, 0};
+    i = cdc_gather_digits(p, n, i, &acc);
     if (i - z > prec - scale)
         return -1;
     int64_t e = i;
@@ -240,17 +256,7 @@ static inline int cdc_decimal_fast(const uint8_t* p, int64_t n, uint8_t dc, int 
         if (p[i] != dc)
             return -1;
         f = ++i;
-        do {
-            k = cdc_digits8(p + i, n - i, &v);
-            if (nlo + k > 19) {
-                hi = hi * cdc_pow10_u64[nlo] + lo;
-                lo = 0;
-                nlo = 0;
-            }
-            lo = lo * cdc_pow10_u64[k] + v;
-            nlo += k;
-            i += k;
-        } while (k == 8);
+        i = cdc_gather_digits(p, n, i, &acc);
         if (i != n)
             return -1;
         nf = n - f;
@@ -259,7 +265,7 @@ static inline int cdc_decimal_fast(const uint8_t* p, int64_t n, uint8_t dc, int 
     }
     if (e == s && nf == 0)
         return -1;                                  /* no digit at all */
-    unsigned __int128 r = hi * cdc_pow10_u64[nlo] + lo;
+    unsigned __int128 r = acc.hi * cdc_pow10_u64[acc.nlo] + acc.lo;
     int64_t pad = scale - nf;
     while (pad >= 19) {
         r *= cdc_pow10_u64[19];
