@@ -44,12 +44,14 @@ def test_bench_on_spark_prints_every_contender(spark, capsys, tmp_path):
                      "--quick", "--spark", "--json", str(js)]) == 0
     text = capsys.readouterr().out
     names = ("Spark read.text + from_csv + casts", "cdcfast mapInArrow", "cdcfast data source",
-             "mapInArrow identity (transfer floor)")
+             "mapInArrow identity (transfer floor)", "mapInArrow answering pre-decoded events",
+             "data source of pre-decoded events")
     for name in names:
         assert re.search(rf"^{re.escape(name)} +[0-9.]+ +[0-9,]+ +[0-9.]+x", text, re.M), name
     res = json.loads(js.read_text())["spark"]
     assert set(res["tools"]) == set(names) and res["files"] == 8
     assert res["rows"] == json.loads(js.read_text())["rows"]      # every record read
+    assert "against the envelope's own cost (no decoding)" in text
     assert spark.range(2).count() == 2                              # the session still runs
 
 
