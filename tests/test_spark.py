@@ -137,7 +137,7 @@ def test_decode_tables_and_unattributable_records(spark):
     got = cs.decode_tables(df, format=FMT, catalog=cat, keep=["offset"])
     want = cdcfast.decode_tables(msgs, format=FMT, catalog=cat)
     assert set(got) == set(want) and None in got and len(got) == 3
-    for key in cat.names() if hasattr(cat, "names") else [t.name for t in cat.tables]:
+    for key in [t.name for t in cat.tables]:
         t = got[key].toArrow()
         assert t.drop_columns(["offset"]).cast(want[key].schema).equals(want[key]), key
     # in Spark each row is its own input: the error names message 0 (Python: its index)
@@ -194,7 +194,7 @@ def sorted_rows(t: pa.Table) -> list:
     return sorted(json.dumps(r, default=str, sort_keys=True) for r in t.to_pylist())
 
 
-def test_data_source_reads_files_folders_and_globs(spark, tmp_path, stream):
+def test_data_source_reads_files_folders_and_globs(spark, tmp_path):
     cs.register(spark)
     paths, cat = write_files(tmp_path / "in", 3)
     catalog_file = tmp_path / "catalog.json"
