@@ -409,6 +409,23 @@ static inline int cdc_eisel_lemire(uint64_t man, int64_t exp10, int neg, double*
 }
 
 
+/* Append the run of digits of a padded value from p[i] (before p[n]) to the significand *m,
+ * counting them in *sig; it stops once more than 19 are in (the caller then declines).
+ * Returns where it stopped. */
+static inline int64_t cdc_gather_sig(const uint8_t* p, int64_t n, int64_t i, uint64_t* m,
+                                     int64_t* sig)
+{
+    uint64_t v;
+    int k;
+    do {
+        k = cdc_digits8(p + i, n - i, &v);
+        *m = *m * cdc_pow10_u64[k] + v;
+        *sig += k;
+        i += k;
+    } while (k == 8 && *sig <= 19);
+    return i;
+}
+
 static inline int cdc_float_fast(const uint8_t* p, int64_t n, uint8_t dc, double* out)
 {
 #if CDC_SWAR
@@ -423,24 +440,14 @@ static inline int cdc_float_fast(const uint8_t* p, int64_t n, uint8_t dc, double
     nd = i;
     while (i < n && p[i] == '0')                /* leading zeros are not significant */
         i++;
-    do {
-        k = cdc_digits8(p + i, n - i, &v);
-        m = m * cdc_pow10_u64[k] + v;
-        sig += k;
-        i += k;
-    } while (k == 8 && sig <= 19);
+    i = cdc_gather_sig(p, n, i, &m, &sig);
     nd = i - nd;                                /* digits so far */
     if (dc != 0 && i < n && p[i] == dc) {
         int64_t f = ++i;
         if (m == 0)
             while (i < n && p[i] == '0')
                 i++;
-        do {
-            k = cdc_digits8(p + i, n - i, &v);
-            m = m * cdc_pow10_u64[k] + v;
-            sig += k;
-            i += k;
-        } while (k == 8 && sig <= 19);
+        i = cdc_gather_sig(p, n, i, &m, &sig);
         frac = i - f;
         nd += frac;
     }
