@@ -227,6 +227,39 @@ def test_native_and_reference_agree_on_many_tables():
         assert a[k].equals(b[k]), k
 
 
+@pytest.mark.parametrize("api", [cdcfast, reference])
+def test_read_tables_streams_what_decode_tables_returns(api):
+    """read_tables: every table's batches as they are decoded (bounded memory), together the
+    tables of decode_tables, unattributable records under None."""
+    data, cat = generate("ibm-delimited", rows=3000, seed=13, tables=3)
+    data += b"\nnot a record"
+    dec = api.Decoder("ibm-delimited", catalog=cat)
+    got = {}
+    for key, batch in dec.read_tables(data, batch_size=400):
+        assert 0 < batch.num_rows <= 400
+        got.setdefault(key, []).append(batch)
+    want = dec.decode_tables(data)
+    assert set(got) == set(want) and None in got
+    for key, batches in got.items():
+        assert pa.Table.from_batches(batches).equals(want[key]), key
+    assert dec.last_stats["records"] == 3001
+
+
+def test_format_options_from_text():
+    """Options given as text (Spark, --option) take the types of the format's defaults."""
+    from cdcfast.formats.base import Format
+
+    class F(Format):
+        DEFAULTS = {"flag": False, "count": 3, "ratio": 0.5, "name": "x", "maybe": None}
+
+    assert F.options_from_text({"flag": "TRUE", "count": "12", "ratio": "2", "name": "7",
+                                "maybe": "y"}) == \
+        {"flag": True, "count": 12, "ratio": 2.0, "name": "7", "maybe": "y"}
+    assert F.options_from_text({"flag": "no"}) == {"flag": False}
+    with pytest.raises(ValueError):
+        F.options_from_text({"count": "many"})
+
+
 _BLOCK = """
 import sys, warnings, importlib.abc
 class Block(importlib.abc.MetaPathFinder):

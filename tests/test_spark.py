@@ -295,3 +295,16 @@ def test_decode_a_string_column_with_tombstones(spark, stream):
     want = expected(msgs[:30], cat)
     assert got.drop_columns(["offset"]).cast(want.schema).equals(want)
     assert 99 not in got.column("offset").to_pylist()
+
+
+def test_list_files_refuses_what_matches_nothing(tmp_path):
+    (tmp_path / "a.del").write_bytes(b"")
+    (tmp_path / "_b.del").write_bytes(b"")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c.del").write_bytes(b"")
+    assert cs.list_files([str(tmp_path)]) == [str(tmp_path / "a.del"),
+                                              str(tmp_path / "sub" / "c.del")]
+    for missing in (tmp_path / "nope.del", tmp_path / "*.txt"):
+        with pytest.raises(FileNotFoundError, match="no file matches"):
+            cs.list_files([str(missing)])
+        assert cs.list_files([str(missing)], missing_ok=True) == []

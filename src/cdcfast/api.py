@@ -112,6 +112,19 @@ class Decoder:
             return got[key]
         return self.headers_schema().empty_table()
 
+    def read_tables(self, source, batch_size: int = 65536):
+        """(``"OWNER.TABLE"`` or None, record batch) pairs of every table, decoded as they are
+        read, in input order per table: decode_tables with memory bounded by the batch (a path
+        is memory-mapped)."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        stats = new_stats()
+        self.last_stats = stats
+        for key, batch in self._fmt.batches(parts(source), Want(self.catalog, ALL), True,
+                                            batch_size, self.mode, stats, self._native):
+            if batch.num_rows:
+                yield key, batch
+
     def read_batches(self, source, table: str | None = None, batch_size: int = 65536):
         """Record batches of ≤ batch_size rows of one table, decoded as they are read (a path
         is memory-mapped, so memory stays bounded by the batch, not the file)."""

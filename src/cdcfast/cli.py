@@ -18,10 +18,10 @@ def _options(pairs) -> dict:
 
 def _decoder(args):
     import cdcfast
-    from .spark import _typed
+    from .formats import get as format_class
     catalog = cdcfast.Catalog.load(args.catalog) if args.catalog else None
     return cdcfast.Decoder(args.format, catalog=catalog, mode=args.mode,
-                           **_typed(args.format, _options(args.option)))
+                           **format_class(args.format).options_from_text(_options(args.option)))
 
 
 PROGRESS_BYTES = 64 << 20       # inputs from this size on show a progress bar
@@ -41,19 +41,22 @@ def _decode(args) -> int:
     bar = None
     if total >= PROGRESS_BYTES and not args.quiet:
         from tqdm import tqdm
-        bar = tqdm(total=total, unit="B", unit_scale=True, desc="decoding", file=sys.stderr)
+        bar = tqdm(unit=" events", unit_scale=True, desc="decoding", file=sys.stderr)
     writers, rows = {}, {}
     try:
-        for path in args.inputs:
-            tables = [args.table] if args.table else None
-            for key, batch in _batches(dec, path, tables):
+        for i, path in enumerate(args.inputs):
+            if bar is not None:
+                bar.set_postfix_str(f"file {i + 1}/{len(args.inputs)}")
+            batches = ((args.table, b) for b in dec.read_batches(path, table=args.table)) \
+                if args.table else dec.read_tables(path)
+            for key, batch in batches:        # batch by batch: memory bounded by the batch
                 if key not in writers:
                     writers[key] = pq.ParquetWriter(_out_path(args, key), batch.schema)
                     rows[key] = 0
                 writers[key].write_batch(batch)
                 rows[key] += batch.num_rows
-            if bar is not None:
-                bar.update(os.path.getsize(path))
+                if bar is not None:
+                    bar.update(batch.num_rows)
     finally:
         for w in writers.values():
             w.close()
@@ -67,18 +70,6 @@ def _decode(args) -> int:
     return 0
 
 
-def _batches(dec, path, tables):
-    """(output key, batch) of one input file: one table's batches as they are read, or every
-    table's."""
-    if tables:
-        for batch in dec.read_batches(path, table=tables[0]):
-            yield tables[0], batch
-        return
-    for key, table in dec.decode_tables(path).items():
-        for batch in table.to_batches():
-            yield key, batch
-
-
 def _out_path(args, key):
     import os
     if args.table:
@@ -89,6 +80,7 @@ def _out_path(args, key):
 
 def _decode_spark(args) -> int:
     """The same through local Spark: the cdcfast data source reads, Spark writes Parquet."""
+    import json
     import time
     spark = _local_spark()
     from . import spark as cs
@@ -104,7 +96,6 @@ def _decode_spark(args) -> int:
             .option("catalog", args.catalog).option("table", table).option("mode", args.mode)
         for k, v in _options(args.option).items():
             reader = reader.option(k, v)
-        import json
         out = args.output if args.table else f"{args.output.rstrip('/')}/{table}"
         reader.option("paths", json.dumps(list(args.inputs))).load() \
             .write.mode("overwrite").parquet(out)

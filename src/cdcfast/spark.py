@@ -278,8 +278,8 @@ class DataSourceOptions:
         catalog = json.loads(catalog) if catalog is not None else None
         self.mode = opts.get("mode", "PERMISSIVE")
         fmt_options = {k: v for k, v in opts.items() if k not in self.RESERVED}
-        dec = Decoder(self.format, catalog=catalog, mode=self.mode, **_typed(self.format,
-                                                                             fmt_options))
+        dec = Decoder(self.format, catalog=catalog, mode=self.mode,
+                      **format_class(self.format).options_from_text(fmt_options))
         self.config_json = json.dumps(dec.config(), sort_keys=True)
         self.table = _table_of(dec, opts.get("table"))
         if "time_type" in opts:
@@ -296,32 +296,18 @@ class DataSourceOptions:
             raise ValueError("give the data source a path: .load(path)")
 
 
-def _typed(format: str, options: dict) -> dict:
-    """Format options from Spark's text: booleans and numbers as the format's defaults are."""
-    defaults = format_class(format).DEFAULTS
-    out = {}
-    for k, v in options.items():
-        d = defaults.get(k)
-        if isinstance(d, bool):
-            out[k] = str(v).lower() in ("1", "true", "yes")
-        elif isinstance(d, int):
-            out[k] = int(v)
-        elif isinstance(d, float):
-            out[k] = float(v)
-        else:
-            out[k] = v
-    return out
-
-
-def list_files(paths) -> list:
+def list_files(paths, missing_ok: bool = False) -> list:
     """The files of `paths` (files, folders — their files, recursively, hidden ones and
-    names starting with '_' left out — or globs), sorted, each once."""
+    names starting with '_' left out — or globs), sorted, each once. A path or glob that
+    matches nothing is a FileNotFoundError, unless `missing_ok` (a folder stream waiting for
+    its first files)."""
     out = set()
     for p in paths:
         p = os.fspath(p)
-        hits = _glob.glob(p, recursive=True) if _glob.has_magic(p) else [p]
-        if not hits and not _glob.has_magic(p):
-            raise FileNotFoundError(p)
+        hits = _glob.glob(p, recursive=True) if _glob.has_magic(p) else \
+            ([p] if os.path.exists(p) else [])
+        if not hits and not missing_ok:
+            raise FileNotFoundError(f"no file matches {p}")
         for h in hits:
             if os.path.isdir(h):
                 for root, dirs, files in os.walk(h):
@@ -351,9 +337,8 @@ def _read_piece(config_json: str, table: str, piece, batch_rows: int, target: pa
     from .sources import map_file
     path, start, end = piece
     dec = _decoder(config_json)
-    data = map_file(path)
-    source = path if start == 0 and end == len(data) else memoryview(data)[start:end]
-    for batch in dec.read_batches(source, table=table, batch_size=batch_rows):
+    for batch in dec.read_batches(memoryview(map_file(path))[start:end], table=table,
+                                  batch_size=batch_rows):
         yield _to_spark(batch, target)
 
 
@@ -400,7 +385,7 @@ def _source_classes(time_type: bool):
 
         def _files(self):
             keyed = []
-            for f in list_files(self.paths):
+            for f in list_files(self.paths, missing_ok=True):
                 try:
                     keyed.append((os.stat(f).st_ctime_ns, f))
                 except FileNotFoundError:

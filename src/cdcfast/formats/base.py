@@ -143,6 +143,23 @@ class Format:
     def config(self) -> dict:
         return dict(self.options)
 
+    @classmethod
+    def options_from_text(cls, options: dict) -> dict:
+        """Options given as text (Spark's .option, the command line's --option KEY=VALUE):
+        booleans and numbers where the format's defaults are."""
+        out = {}
+        for k, v in options.items():
+            d = cls.DEFAULTS.get(k)
+            if isinstance(d, bool):
+                out[k] = str(v).lower() in ("1", "true", "yes")
+            elif isinstance(d, int):
+                out[k] = int(v)
+            elif isinstance(d, float):
+                out[k] = float(v)
+            else:
+                out[k] = v
+        return out
+
     # the envelope ------------------------------------------------------------------------
     source_type: pa.StructType = pa.struct([])
 
