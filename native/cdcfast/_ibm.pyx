@@ -27,6 +27,8 @@ import os
 
 import numpy as np
 
+from cdcfast._arrow import presize as _presize
+
 # value kinds (cdcfast.catalog)
 cdef enum:
     K_BOOL = 0
@@ -569,17 +571,11 @@ cdef class TableOut:
     def presize(self, int64_t rows):
         """Reserve room for `rows` rows in all, string data sized on what the rows so far
         used: one allocation instead of a chain of doublings, each copying what came before."""
-        cdef int64_t n = self.seq.length
-        cdef Column c
-        if n == 0 or rows <= n:
+        if self.seq.length == 0 or rows <= self.seq.length:
             return
-        cols = self._all_header() + [self.before_v, self.after_v, self.changed_v,
-                                     self.present_v] + self.before + self.after \
-            + self.changed + self.present
-        for c in cols:
-            c.reserve(rows - c.length)
-            if c.layout == VAR and c.length > 0:
-                c.reserve_data(<int64_t>(c.dlen * (rows / <double>c.length) * 1.1) - c.dlen + 64)
+        _presize(self._all_header() + [self.before_v, self.after_v, self.changed_v,
+                                       self.present_v] + self.before + self.after
+                 + self.changed + self.present, rows)
 
     def errors(self, int64_t first=0):
         """The error entries from entry `first` on, as an int64 array of rows (row, field,

@@ -67,6 +67,19 @@ def cdcfast_decode(case: Case):
     return lambda: dec.decode(case.data, table=case.table)
 
 
+def cdcfast_headers(case: Case):
+    import cdcfast
+    dec = cdcfast.Decoder(case.format, catalog=case.catalog)
+    return lambda: dec.headers(case.data)
+
+
+def struct_decode(case: Case):
+    """lldf's general-purpose contender: a plain struct decoder (cdcfast/bench_lldf.py)."""
+    from .bench_lldf import struct_decoder
+    fn = struct_decoder(case.catalog, case.table)
+    return lambda: fn(case.data)
+
+
 def reference_decode(case: Case):
     from . import reference
     dec = reference.Decoder(case.format, catalog=case.catalog)
@@ -131,6 +144,25 @@ t = dec.decode(sys.argv[2], table=sys.argv[4])
 print(status("VmHWM:") - base, t.nbytes)
 """
 
+_BATCHES = """
+import sys, cdcfast
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+
+cat = cdcfast.Catalog.load(sys.argv[1])
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+base = status("VmRSS:")
+rows = 0
+for b in cdcfast.read_batches(sys.argv[2], format=sys.argv[3], catalog=cat, table=sys.argv[4],
+                              batch_size=65536):
+    rows += b.num_rows
+print(status("VmHWM:") - base, rows)
+"""
+
 
 def cold_start(case: Case) -> tuple[float, float]:
     """(import seconds, import + first decode of one message seconds) in a fresh process."""
@@ -160,6 +192,23 @@ def peak_memory(case: Case) -> tuple[int, int, int]:
     return int(grew), len(case.data), int(outb)
 
 
+def batches_memory(case: Case, gb: float = 2.0) -> tuple[int, int, int]:
+    """(peak RSS growth, file bytes, rows) of read_batches over a file of about `gb` GB (the
+    input repeated: a stream of a format whose records are self-framed stays valid)."""
+    reps = max(1, round(gb * 1e9 / len(case.data)))
+    with tempfile.TemporaryDirectory() as d:
+        cp, dp = os.path.join(d, "c.json"), os.path.join(d, "big.bin")
+        case.catalog.save(cp)
+        with open(dp, "wb") as f:
+            for _ in range(reps):
+                f.write(case.data)
+        size = os.path.getsize(dp)
+        out = subprocess.run([sys.executable, "-c", _BATCHES, cp, dp, case.format, case.table],
+                             capture_output=True, text=True, check=True)
+    grew, rows = out.stdout.split()
+    return int(grew), size, int(rows)
+
+
 # -- the report ------------------------------------------------------------------------------------
 def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
         reference_mb: float = 5, table_width: int = 20, extras: bool = True,
@@ -179,10 +228,16 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
     if format == "ibm-delimited":
         tools["pyarrow.csv strings"] = pyarrow_csv(case, typed=False)
         tools["pyarrow.csv typed"] = pyarrow_csv(case, typed=True)
+    if format == "lldf":
+        tools["headers()"] = cdcfast_headers(case)
+        tools["plain struct decoder"] = struct_decode(case)
     times = best_times(tools, repeat)
     record("cdcfast", times["cdcfast"], case)
+    if "headers()" in times:
+        secs = times.pop("headers()")
+        results["headers"] = {"mb_s": case.mb / secs, "rows_s": case.rows / secs}
     record("reference (pure Python)", best_time(reference_decode(small), 1), small)
-    for name in tools:
+    for name in times:
         if name != "cdcfast":
             record(name, times[name], case)
     mine = results["tools"]["cdcfast"]["mb_s"]
@@ -195,6 +250,10 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
         results["peak_memory"] = {"rss_growth_mb": grew / 1e6, "input_mb": inb / 1e6,
                                   "output_mb": outb / 1e6,
                                   "budget_mb": (inb + 2 * outb) / 1e6}
+        if format == "lldf":
+            grew, size, rows = batches_memory(case)
+            results["read_batches_memory"] = {"rss_growth_mb": grew / 1e6,
+                                              "file_gb": size / 1e9, "rows": rows}
     echo(report(results))
     if spark:
         from . import bench_spark
@@ -214,6 +273,10 @@ def report(results: dict) -> str:
         note = "" if r["input_mb"] == results["input_mb"] else f"  (on the first {r['input_mb']} MB)"
         ratio = "" if name == "cdcfast" else f"{r['cdcfast_x']:.1f}x"
         lines.append(f"{name:<26}{r['mb_s']:>10.1f}{r['rows_s']:>14,.0f}{ratio:>13}{note}")
+    if "headers" in results:
+        h = results["headers"]
+        lines.append(f"headers() (envelope and source, no images): {h['mb_s']:.1f} MB/s, "
+                     f"{h['rows_s']:,.0f} rows/s")
     if "cold_start_s" in results:
         c = results["cold_start_s"]
         lines.append(f"cold start: import {c['import']:.2f} s, import + first decode of one "
@@ -223,6 +286,10 @@ def report(results: dict) -> str:
         lines.append(f"peak memory while decoding a {m['input_mb']:.0f} MB file: RSS grew "
                      f"{m['rss_growth_mb']:.0f} MB; budget input + 2 x output = "
                      f"{m['budget_mb']:.0f} MB (output {m['output_mb']:.0f} MB)")
+    if "read_batches_memory" in results:
+        m = results["read_batches_memory"]
+        lines.append(f"read_batches over a {m['file_gb']:.1f} GB file ({m['rows']:,} rows, "
+                     f"batches of 65,536): peak RSS grew {m['rss_growth_mb']:.0f} MB")
     return "\n".join(lines)
 
 

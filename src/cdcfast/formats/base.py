@@ -175,6 +175,11 @@ class Format:
         """Yield (key, RecordBatch) in input order; raise DecodeError in FAILFAST."""
         raise NotImplementedError
 
+    def finish_table(self, table: pa.Table) -> pa.Table:
+        """The whole result of one decode / decode_tables / headers call, as the format
+        wants it delivered (lldf's order="commit" sorts it); as is by default."""
+        return table
+
     def split_points(self, data, step: int, native: bool) -> list:
         """Offsets where a stream can be cut into inputs of their own, about `step` bytes
         apart, 0 and len(data) included; [0, len(data)] where the framing cannot tell."""

@@ -1,0 +1,179 @@
+# cython: language_level=3
+"""Binary value kernels shared by every format: big-endian integers, BCD digits, packed
+decimal, IBM hexadecimal floating point, UTF-16BE text. Each is decoded in exactly one place,
+here (the text kernels are in _values.pxd).
+
+They never read past ``p + n`` and return 1 on success, 0 on malformed input (or a byte
+count, -1 on malformed input, for the text ones).
+"""
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t, uint64_t
+from libc.string cimport memcpy
+from libc.math cimport ldexp
+
+from cdcfast._values cimport cdc_i128, days_from_civil, days_in_month, US_PER_SEC, US_PER_DAY
+
+cdef extern from *:
+    """
+    /* byte -> its two BCD digits as 0..99, or 255 when a nibble is above 9 */
+    static const unsigned char cdc_bcd[256] = {
+          0,  1,  2,  3,  4,  5,  6,  7,  8,  9,255,255,255,255,255,255,
+         10, 11, 12, 13, 14, 15, 16, 17, 18, 19,255,255,255,255,255,255,
+         20, 21, 22, 23, 24, 25, 26, 27, 28, 29,255,255,255,255,255,255,
+         30, 31, 32, 33, 34, 35, 36, 37, 38, 39,255,255,255,255,255,255,
+         40, 41, 42, 43, 44, 45, 46, 47, 48, 49,255,255,255,255,255,255,
+         50, 51, 52, 53, 54, 55, 56, 57, 58, 59,255,255,255,255,255,255,
+         60, 61, 62, 63, 64, 65, 66, 67, 68, 69,255,255,255,255,255,255,
+         70, 71, 72, 73, 74, 75, 76, 77, 78, 79,255,255,255,255,255,255,
+         80, 81, 82, 83, 84, 85, 86, 87, 88, 89,255,255,255,255,255,255,
+         90, 91, 92, 93, 94, 95, 96, 97, 98, 99,255,255,255,255,255,255,
+        255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,
+        255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,
+        255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,
+        255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,
+        255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,
+        255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255};
+    """
+    const uint8_t* BCD "cdc_bcd"
+    uint32_t __builtin_bswap32(uint32_t) nogil
+    uint64_t __builtin_bswap64(uint64_t) nogil
+
+
+cdef inline uint64_t be16(const uint8_t* p) noexcept nogil:
+    return (<uint64_t>p[0] << 8) | p[1]
+
+
+cdef inline uint64_t be32(const uint8_t* p) noexcept nogil:
+    cdef uint32_t v
+    memcpy(&v, p, 4)
+    return __builtin_bswap32(v)
+
+
+cdef inline uint64_t be64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v
+    memcpy(&v, p, 8)
+    return __builtin_bswap64(v)
+
+
+
+cdef inline int bcd_timestamp17(const uint8_t* p, int64_t* us) noexcept nogil:
+    """A BIN(17) timestamp: 34 BCD digits YYYYMMDDHHMMSS, 15 fraction digits (femtoseconds,
+    truncated to µs), 5 pad digits → µs since the epoch (wall clock). Returns 1, 0 when a
+    nibble is above 9 or the date/time is impossible, 2 when all 17 bytes are zero (null)."""
+    cdef int i
+    cdef uint8_t bad = 0, any = 0
+    for i in range(17):
+        bad |= BCD[p[i]] == 0xFF
+        any |= p[i]
+    if not any:
+        return 2
+    if bad:
+        return 0
+    cdef int64_t y = BCD[p[0]] * 100 + BCD[p[1]], m = BCD[p[2]], d = BCD[p[3]]
+    cdef int64_t hh = BCD[p[4]], mi = BCD[p[5]], ss = BCD[p[6]]
+    cdef int64_t f = (BCD[p[7]] * 100 + BCD[p[8]]) * 100 + BCD[p[9]]
+    if y < 1 or m < 1 or m > 12 or d < 1 or d > days_in_month(y, m) or hh > 23 or mi > 59 \
+            or ss > 59:
+        return 0
+    us[0] = days_from_civil(y, m, d) * US_PER_DAY + ((hh * 60 + mi) * 60 + ss) * US_PER_SEC + f
+    return 1
+
+
+cdef inline int packed_decimal(const uint8_t* p, int64_t n, int prec,
+                               cdc_i128* out) noexcept nogil:
+    """Packed decimal of n bytes (2n - 1 digits, then the sign nibble: C/A/E/F plus, D/B
+    minus) holding at most `prec` digits: when 2n - 1 > prec the leading nibble must be 0.
+    Digits gather two a byte through the BCD table, 18 at a time in a 64-bit word."""
+    cdef int64_t i
+    cdef uint64_t lo = 0
+    cdef int nlo = 0
+    cdef cdc_i128 acc = 0
+    cdef uint8_t b, v, sign = p[n - 1] & 15
+    if sign < 10:
+        return 0
+    if 2 * n - 1 > prec and (p[0] >> 4) != 0:
+        return 0
+    for i in range(n - 1):
+        v = BCD[p[i]]
+        if v == 0xFF:
+            return 0
+        lo = lo * 100 + v
+        nlo += 2
+        if nlo >= 18:
+            acc = acc * <cdc_i128>1000000000000000000ULL + lo
+            lo = 0
+            nlo = 0
+    b = p[n - 1] >> 4
+    if b > 9:
+        return 0
+    lo = lo * 10 + b
+    nlo += 1
+    if acc != 0:
+        acc = acc * <cdc_i128>_ipow10(nlo)
+    acc += lo
+    out[0] = -acc if (sign == 0xD or sign == 0xB) else acc
+    return 1
+
+
+cdef inline uint64_t _ipow10(int n) noexcept nogil:
+    cdef uint64_t r = 1
+    while n > 0:
+        r *= 10
+        n -= 1
+    return r
+
+
+cdef inline double hfp_value(uint64_t frac, int expo, int neg, int bits) noexcept nogil:
+    """fraction × 16^(expo − 64) / 2^bits: the fraction rounds once into a double (ties to
+    even, by the hardware conversion), the scaling by a power of two is then exact."""
+    cdef double v = ldexp(<double>frac, 4 * (expo - 64) - bits)
+    return -v if neg else v
+
+
+cdef inline double hfp32(const uint8_t* p) noexcept nogil:
+    """A 4-byte IBM hexadecimal float as a double (exact: 24 bits fit)."""
+    cdef uint64_t w = be32(p)
+    return hfp_value(w & 0xFFFFFF, (w >> 24) & 0x7F, w >> 31, 24)
+
+
+cdef inline double hfp64(const uint8_t* p) noexcept nogil:
+    """An 8-byte IBM hexadecimal float, rounded once to the nearest double."""
+    cdef uint64_t w = be64(p)
+    return hfp_value(w & 0xFFFFFFFFFFFFFFULL, (w >> 56) & 0x7F, w >> 63, 56)
+
+
+cdef inline int64_t utf16be_to_utf8(const uint8_t* p, int64_t n, uint8_t* out) noexcept nogil:
+    """UTF-16BE → UTF-8 (at most 3 output bytes per 2 input bytes); -1 for an odd length
+    or an unpaired surrogate. Returns the bytes written."""
+    cdef int64_t i = 0, o = 0
+    cdef uint32_t c, c2
+    if n & 1:
+        return -1
+    while i < n:
+        c = (<uint32_t>p[i] << 8) | p[i + 1]
+        i += 2
+        if c < 0x80:
+            out[o] = <uint8_t>c
+            o += 1
+        elif c < 0x800:
+            out[o] = <uint8_t>(0xC0 | (c >> 6))
+            out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
+            o += 2
+        elif c < 0xD800 or c > 0xDFFF:
+            out[o] = <uint8_t>(0xE0 | (c >> 12))
+            out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+            out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
+            o += 3
+        else:
+            if c > 0xDBFF or i + 2 > n:
+                return -1
+            c2 = (<uint32_t>p[i] << 8) | p[i + 1]
+            if c2 < 0xDC00 or c2 > 0xDFFF:
+                return -1
+            i += 2
+            c = 0x10000 + ((c - 0xD800) << 10) + (c2 - 0xDC00)
+            out[o] = <uint8_t>(0xF0 | (c >> 18))
+            out[o + 1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
+            out[o + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+            out[o + 3] = <uint8_t>(0x80 | (c & 0x3F))
+            o += 4
+    return o

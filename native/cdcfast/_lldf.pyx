@@ -1,0 +1,1540 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""`lldf` kernel (SPEC §5.2, docs/lldf.md).
+
+Two stages:
+1. `Framer.scan` cuts a chunk of logical records out of the input: physical records by the
+   framing (raw, RDW, VB blocks), segments joined (their data copied into a scratch buffer; an
+   unsegmented record's data stays where it is), the change type and DATA length checked, the
+   table found by its owner and name bytes in a small hash table. It knows nothing of columns.
+2. `TableOut.convert` writes one output table's records of the chunk into Arrow buffers: the
+   header field by field over all the chunk's rows (each field's loop has one kind and one
+   offset), then the row images record by record (an image's columns are back to back, each
+   starting where the previous one ends).
+Errors never raise here: each problem is an entry (code, field, position, two numbers and the
+bytes to show) that the Python layer turns into `_error` text.
+"""
+from libc.stdint cimport uint8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memcmp, memset
+from libc.stdlib cimport realloc, free
+cimport cython
+
+from cdcfast._arrow cimport Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get
+from cdcfast._values cimport (A, cdc_i128, parse_date10, parse_time, parse_timestamp,
+                              utf8_valid, to_utf8, US_PER_DAY)
+from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
+                              utf16be_to_utf8)
+
+import numpy as np
+
+from cdcfast._arrow import presize as _presize
+
+cdef extern from *:
+    """
+    static const char cdc_hex_upper[] = "0123456789ABCDEF";
+    """
+    const char* HEXU "cdc_hex_upper"
+
+# framing (formats/lldf.py validates the names)
+cdef enum:
+    FR_RAW = 0
+    FR_RDW = 1
+    FR_VB = 2
+
+# header kinds (cdcfast.formats.lldf)
+cdef enum:
+    H_BIN1 = 0
+    H_BIN2 = 1
+    H_BIN4 = 2
+    H_BINX = 3
+    H_CHAR = 4
+    H_YN = 5
+    H_TS = 6
+
+# image kinds (cdcfast.formats.lldf)
+cdef enum:
+    K_I16 = 0
+    K_I32 = 1
+    K_I64 = 2
+    K_DEC = 3
+    K_F32 = 4
+    K_F64 = 5
+    K_CHAR = 6
+    K_GRAPHIC = 7
+    K_VARCHAR = 8
+    K_VARGRAPHIC = 9
+    K_VARBIN = 10
+    K_CLOB = 11
+    K_DBCLOB = 12
+    K_BLOB = 13
+    K_XML = 14
+    K_BINARY = 15
+    K_DATE = 16
+    K_TIME = 17
+    K_TS = 18
+    K_TSZ = 19
+    K_BOOL = 20
+
+# error codes (cdcfast.formats.lldf)
+cdef enum:
+    E_RAW_REST = 1
+    E_HDR_LENGTH = 2
+    E_HDR_CUT = 3
+    E_REC_CUT = 4
+    E_DW_SHORT = 5
+    E_DW_RESERVED = 6
+    E_DW_CUT = 7
+    E_SEGLEN = 8
+    E_BLOCK_FILL = 9
+    E_SEG_MISSING = 20
+    E_SEG_ALONE = 21
+    E_NO_DATA = 22
+    E_DATA_LEN = 23
+    E_IMAGE_CUT = 24
+    E_DATA_REST = 25
+    E_CHANGE_TYPE = 30
+    E_HEADER_VALUE = 31
+    E_IMAGE_SHORT = 40
+    E_IMAGE_LONG = 41
+    E_NULL_BYTE = 42
+    E_VALUE = 43
+
+# fields of errors that are not header fields (those are their HEADER index, >= 0) or
+# column values (F_BEFORE_COL + j, F_AFTER_COL + j); the Python layer names them
+cdef enum:
+    F_LENGTH = -1
+    F_SEGLEN = -2
+    F_RDW = -3
+    F_BDW = -4
+    F_SEGNUM = -5
+    F_CHANGE_TYPE = -6
+    F_DATA = -7
+    F_BEFORE = -8
+    F_AFTER = -9
+    F_TIMESTAMP = -10
+    F_COMMIT_TS = -11
+    F_BEFORE_COL = 100000
+    F_AFTER_COL = 200000
+
+# ops
+cdef enum:
+    OP_NONE = 0       # unknown change type (or a corrupt record)
+    OP_C = 1
+    OP_U = 2
+    OP_D = 3
+    OP_T = 4
+    OP_DDL = 5
+    OP_MSG = 6
+
+# scan status
+cdef enum:
+    S_DONE = 0
+    S_FULL = 1
+    S_NEW_TABLE = 2
+
+cdef enum:
+    HEADER_MIN = 288
+    KEY = 28          # a table key: owner length, name length, owner (8), name (18)
+    ERR_WORDS = 12    # an error entry: row, code, field, pos, a, b, c, msg, raw at, raw length,
+    #                   and the span of a record that cannot be decoded (start, end; else 0, 0)
+    RAW_SHOWN = 41    # bytes kept to show a bad value (describe() shows 40, then …)
+
+OPS = {OP_C: "c", OP_U: "u", OP_D: "d", OP_T: "t", OP_DDL: "ddl", OP_MSG: "message"}
+cdef extern from *:
+    """
+    static const char* cdc_lldf_optext[7] = {"", "c", "u", "d", "t", "ddl", "message"};
+    static const long long cdc_lldf_oplen[7] = {0, 1, 1, 1, 1, 3, 7};
+    """
+    const char** OPTEXT "cdc_lldf_optext"
+    const long long* OPLEN "cdc_lldf_oplen"
+
+
+cdef inline void* _grow(void* p, int64_t n) except NULL:
+    cdef void* q = realloc(p, n if n > 0 else 1)
+    if q == NULL:
+        raise MemoryError()
+    return q
+
+
+cdef struct Phys:
+    # one physical record, or a span that cannot be framed (err != 0)
+    int64_t p, end        # its bytes (p: its RDW in rdw/vb framing)
+    int64_t h, L, seglen  # header start, LENGTH, SEGLEN
+    int32_t err, field
+    int64_t pos, a, b, c, rawpos, rawlen
+
+
+cdef inline uint8_t _op_of(uint8_t c0, uint8_t c1) noexcept nogil:
+    """CHANGE TYPE (as ASCII) → op (OP_NONE when unknown)."""
+    if c0 == 85 and c1 == 66:                       # UB
+        return OP_U
+    if c0 == 73 and (c1 == 32 or c1 == 76):         # I, IL
+        return OP_C
+    if c0 == 68:
+        if c1 == 32:                                # D
+            return OP_D
+        if c1 == 77 or c1 == 84 or c1 == 82:        # DM, DT, DR
+            return OP_T
+        return OP_NONE
+    if c0 == 67 and c1 == 79:                       # CO
+        return OP_DDL
+    if c0 == 69 or (c0 == 67 and c1 == 77) or (c0 == 83 and c1 == 67):   # E?, CM, SC
+        return OP_MSG
+    return OP_NONE
+
+
+@cython.final
+cdef class Framer:
+    """Stage 1 over one Part: logical records, chunk by chunk."""
+    cdef object keep
+    cdef const uint8_t* data
+    cdef int64_t nmsg
+    cdef const int64_t* moff
+    cdef const uint8_t* mvalid
+    cdef const uint8_t* asc
+    cdef int framing
+    cdef readonly int64_t msg, pos, tombstones
+    cdef public int64_t seq         # the next logical record's ordinal (the caller may start it)
+    cdef int64_t mend, bend
+    cdef bint in_msg
+    cdef Phys peek
+    cdef bint have_peek
+    cdef bint staged
+    # tables: a hash of KEY-byte keys -> table id; names to write per table id
+    cdef uint8_t* keys
+    cdef int32_t* key_tid
+    cdef int64_t hcap, nkeys
+    cdef uint8_t lastkey[KEY]
+    cdef int32_t last_tid
+    cdef uint8_t pend[KEY]
+    # table id -> its output names in `nbuf`: schema (length -1: null) and table
+    cdef int64_t* t_sch
+    cdef int64_t* t_schlen
+    cdef int64_t* t_tab
+    cdef int64_t* t_tablen
+    cdef int64_t ntid
+    cdef uint8_t* nbuf
+    cdef int64_t nlen
+    cdef readonly int64_t maxname
+    # the chunk: logical records
+    cdef readonly int64_t nrec, rcap
+    cdef int64_t* r_msg
+    cdef int64_t* r_seq
+    cdef int64_t* r_p
+    cdef int64_t* r_end
+    cdef int64_t* r_h
+    cdef int64_t* r_L
+    cdef int64_t* r_dat
+    cdef int64_t* r_dlen
+    cdef int32_t* r_nseg
+    cdef int64_t* r_seg0
+    cdef int32_t* r_tab
+    cdef uint8_t* r_op
+    cdef int32_t* r_err
+    cdef int32_t* r_efield
+    cdef int64_t* r_epos
+    cdef int64_t* r_ea
+    cdef int64_t* r_eb
+    cdef int64_t* r_ec
+    cdef int64_t* r_rawpos
+    cdef int64_t* r_rawlen
+    # segments of the chunk's segmented records, and their joined data
+    cdef int64_t nseg, segcap
+    cdef int64_t* s_log
+    cdef int64_t* s_phys
+    cdef uint8_t* scratch
+    cdef int64_t slen, scap
+
+    def __cinit__(self, data, offsets, valid, str framing, bytes asc):
+        cdef const uint8_t[::1] view
+        cdef const int64_t[::1] offs = offsets
+        self.keep = (data, offsets, valid, asc)
+        self.data = NULL
+        if len(data):
+            view = data
+            self.data = &view[0]
+        self.moff = &offs[0]
+        self.nmsg = len(offsets) - 1
+        self.mvalid = NULL
+        cdef const uint8_t[::1] vv
+        if valid is not None:
+            vv = valid
+            self.mvalid = &vv[0]
+        self.asc = asc
+        self.framing = {"raw": FR_RAW, "rdw": FR_RDW, "vb": FR_VB}[framing]
+        self.msg = -1
+        self.in_msg = 0
+        cdef int64_t i
+        self.hcap = 64
+        self.keys = <uint8_t*>_grow(NULL, self.hcap * KEY)
+        self.key_tid = <int32_t*>_grow(NULL, self.hcap * 4)
+        for i in range(self.hcap):
+            self.key_tid[i] = -1
+        self.last_tid = -1
+        self._reserve(1024)
+
+    def __dealloc__(self):
+        free(self.keys); free(self.key_tid)
+        free(self.r_msg); free(self.r_seq); free(self.r_p); free(self.r_end); free(self.r_h)
+        free(self.r_L); free(self.r_dat); free(self.r_dlen); free(self.r_nseg)
+        free(self.r_seg0); free(self.r_tab); free(self.r_op); free(self.r_err)
+        free(self.r_efield); free(self.r_epos); free(self.r_ea); free(self.r_eb)
+        free(self.r_ec); free(self.r_rawpos); free(self.r_rawlen)
+        free(self.s_log); free(self.s_phys); free(self.scratch)
+        free(self.t_sch); free(self.t_schlen); free(self.t_tab); free(self.t_tablen)
+        free(self.nbuf)
+
+    cdef int _reserve(self, int64_t n) except -1:
+        if n <= self.rcap:
+            return 0
+        cdef int64_t c = max(n, 2 * self.rcap)
+        self.r_msg = <int64_t*>_grow(self.r_msg, c * 8)
+        self.r_seq = <int64_t*>_grow(self.r_seq, c * 8)
+        self.r_p = <int64_t*>_grow(self.r_p, c * 8)
+        self.r_end = <int64_t*>_grow(self.r_end, c * 8)
+        self.r_h = <int64_t*>_grow(self.r_h, c * 8)
+        self.r_L = <int64_t*>_grow(self.r_L, c * 8)
+        self.r_dat = <int64_t*>_grow(self.r_dat, c * 8)
+        self.r_dlen = <int64_t*>_grow(self.r_dlen, c * 8)
+        self.r_nseg = <int32_t*>_grow(self.r_nseg, c * 4)
+        self.r_seg0 = <int64_t*>_grow(self.r_seg0, c * 8)
+        self.r_tab = <int32_t*>_grow(self.r_tab, c * 4)
+        self.r_op = <uint8_t*>_grow(self.r_op, c)
+        self.r_err = <int32_t*>_grow(self.r_err, c * 4)
+        self.r_efield = <int32_t*>_grow(self.r_efield, c * 4)
+        self.r_epos = <int64_t*>_grow(self.r_epos, c * 8)
+        self.r_ea = <int64_t*>_grow(self.r_ea, c * 8)
+        self.r_eb = <int64_t*>_grow(self.r_eb, c * 8)
+        self.r_ec = <int64_t*>_grow(self.r_ec, c * 8)
+        self.r_rawpos = <int64_t*>_grow(self.r_rawpos, c * 8)
+        self.r_rawlen = <int64_t*>_grow(self.r_rawlen, c * 8)
+        self.rcap = c
+        return 0
+
+    # -- tables ----------------------------------------------------------------------------
+    cdef inline uint64_t _hash(self, const uint8_t* k) noexcept nogil:
+        cdef uint64_t h = 1469598103934665603ULL
+        cdef int i
+        for i in range(KEY):
+            h = (h ^ k[i]) * 1099511628211ULL
+        return h
+
+    cdef int32_t _lookup(self, const uint8_t* k) noexcept nogil:
+        cdef uint64_t i = self._hash(k) & (self.hcap - 1)
+        while self.key_tid[i] >= 0:
+            if memcmp(self.keys + i * KEY, k, KEY) == 0:
+                return self.key_tid[i]
+            i = (i + 1) & (self.hcap - 1)
+        return -1
+
+    cdef int _insert(self, const uint8_t* k, int32_t tid) except -1:
+        cdef int64_t old = self.hcap, j
+        cdef uint8_t* okeys
+        cdef int32_t* otid
+        cdef uint64_t i
+        if 2 * (self.nkeys + 1) > self.hcap:
+            okeys, otid = self.keys, self.key_tid
+            self.hcap = 2 * old
+            self.keys = <uint8_t*>_grow(NULL, self.hcap * KEY)
+            self.key_tid = <int32_t*>_grow(NULL, self.hcap * 4)
+            for j in range(self.hcap):
+                self.key_tid[j] = -1
+            self.nkeys = 0
+            for j in range(old):
+                if otid[j] >= 0:
+                    self._insert(okeys + j * KEY, otid[j])
+            free(okeys)
+            free(otid)
+        i = self._hash(k) & (self.hcap - 1)
+        while self.key_tid[i] >= 0:
+            i = (i + 1) & (self.hcap - 1)
+        memcpy(self.keys + i * KEY, k, KEY)
+        self.key_tid[i] = tid
+        self.nkeys += 1
+        return 0
+
+    cdef inline void _key(self, int64_t h, uint8_t* k) noexcept nogil:
+        cdef const uint8_t* d = self.data
+        cdef int64_t olen = be16(d + h + 12), nlen = be16(d + h + 14)
+        if olen > 8:
+            olen = 8
+        if nlen > 18:
+            nlen = 18
+        memset(k, 0, KEY)
+        k[0] = <uint8_t>olen
+        k[1] = <uint8_t>nlen
+        memcpy(k + 2, d + h + 32, olen)
+        memcpy(k + 10, d + h + 40, nlen)
+
+    def pending_names(self):
+        """(owner bytes, name bytes) of the record waiting for its table to be registered."""
+        return (bytes(self.pend[2:2 + self.pend[0]]), bytes(self.pend[10:10 + self.pend[1]]))
+
+    def add_name(self, int32_t tid, schema, bytes table):
+        """Register the pending key as table `tid` (its output names: schema bytes or None
+        for a bare name, table bytes)."""
+        cdef int64_t i
+        cdef bytes sch = schema if schema is not None else b""
+        self._insert(self.pend, tid)
+        if tid >= self.ntid:
+            n = max(tid + 1, 2 * self.ntid, 16)
+            self.t_sch = <int64_t*>_grow(self.t_sch, n * 8)
+            self.t_schlen = <int64_t*>_grow(self.t_schlen, n * 8)
+            self.t_tab = <int64_t*>_grow(self.t_tab, n * 8)
+            self.t_tablen = <int64_t*>_grow(self.t_tablen, n * 8)
+            for i in range(self.ntid, n):
+                self.t_schlen[i] = -1
+                self.t_tablen[i] = 0
+            self.ntid = n
+        self.nbuf = <uint8_t*>_grow(self.nbuf, self.nlen + len(sch) + len(table))
+        self.t_sch[tid] = self.nlen
+        self.t_schlen[tid] = len(sch) if schema is not None else -1
+        memcpy(self.nbuf + self.nlen, <const char*>sch, len(sch))
+        self.nlen += len(sch)
+        self.t_tab[tid] = self.nlen
+        self.t_tablen[tid] = len(table)
+        memcpy(self.nbuf + self.nlen, <const char*>table, len(table))
+        self.nlen += len(table)
+        self.maxname = max(self.maxname, len(sch), len(table))
+
+    # -- framing ---------------------------------------------------------------------------
+    cdef inline void _bad(self, Phys* ph, int32_t err, int32_t field, int64_t p, int64_t end,
+                          int64_t pos, int64_t a, int64_t b) noexcept nogil:
+        ph.err = err
+        ph.field = field
+        ph.p = p
+        ph.end = end
+        ph.pos = pos
+        ph.a = a
+        ph.b = b
+        ph.c = 0
+        ph.rawpos = pos
+        ph.rawlen = 0
+
+    cdef int _dw(self, Phys* ph, int64_t p, int64_t limit, int32_t field,
+                 int64_t* length) noexcept nogil:
+        """A descriptor word at p (BDW or RDW) against `limit`: 1 with its length, 0 with the
+        error in ph (whose span the caller sets)."""
+        cdef const uint8_t* d = self.data
+        cdef int64_t left = limit - p, n
+        if left < 4:
+            self._bad(ph, E_DW_SHORT, field, p, limit, p, 0, left)
+            return 0
+        if field == F_BDW and d[p] & 0x80:
+            n = be32(d + p) & 0x7FFFFFFF
+        else:
+            n = be16(d + p)
+            if n >= 4 and (d[p + 2] or d[p + 3]):
+                self._bad(ph, E_DW_RESERVED, field, p, limit, p, n, left)
+                ph.rawpos = p + 2
+                ph.rawlen = 2
+                return 0
+        if n < 4:
+            self._bad(ph, E_DW_SHORT, field, p, limit, p, n, left)
+            return 0
+        if n > left:
+            self._bad(ph, E_DW_CUT if field == F_BDW or self.framing == FR_RDW else E_BLOCK_FILL,
+                      field, p, limit, p, n, left)
+            return 0
+        length[0] = n
+        return 1
+
+    cdef int _body(self, Phys* ph, int64_t p, int64_t n) noexcept nogil:
+        """The record behind an RDW at p of n bytes: 1, or 0 with the error in ph."""
+        cdef const uint8_t* d = self.data
+        cdef int64_t h = p + 4, blen = n - 4
+        cdef int64_t L = be16(d + h) if blen >= 2 else 0
+        cdef int64_t seglen
+        if L < HEADER_MIN:
+            self._bad(ph, E_HDR_LENGTH, F_LENGTH, p, p + n, h, L, 0)
+            return 0
+        if L > blen:
+            self._bad(ph, E_HDR_CUT, F_LENGTH, p, p + n, h, L, blen)
+            return 0
+        seglen = be16(d + h + 182)
+        if L + seglen != blen:
+            self._bad(ph, E_SEGLEN, F_SEGLEN, p, p + n, h + 182, L, seglen)
+            ph.c = blen
+            return 0
+        ph.err = 0
+        ph.p = p
+        ph.end = p + n
+        ph.h = h
+        ph.L = L
+        ph.seglen = seglen
+        return 1
+
+    cdef int _next_phys(self, Phys* ph) noexcept nogil:
+        """The next physical record of the current message: 1 a record, 2 a span that cannot
+        be framed (ph.err), 0 the message is over."""
+        cdef const uint8_t* d = self.data
+        cdef int64_t p = self.pos, left, L, seglen, n
+        if self.framing == FR_RAW:
+            if p >= self.mend:
+                return 0
+            left = self.mend - p
+            self.pos = self.mend                 # unless a record frames, the rest is lost
+            if left < 2:
+                self._bad(ph, E_RAW_REST, F_LENGTH, p, self.mend, p, left, 0)
+                return 2
+            L = be16(d + p)
+            if L < HEADER_MIN:
+                self._bad(ph, E_HDR_LENGTH, F_LENGTH, p, self.mend, p, L, 0)
+                return 2
+            if L > left:
+                self._bad(ph, E_HDR_CUT, F_LENGTH, p, self.mend, p, L, left)
+                return 2
+            seglen = be16(d + p + 182)
+            if L + seglen > left:
+                self._bad(ph, E_REC_CUT, F_SEGLEN, p, self.mend, p + 182, L + seglen, left)
+                return 2
+            ph.err = 0
+            ph.p = p
+            ph.h = p
+            ph.L = L
+            ph.seglen = seglen
+            ph.end = p + L + seglen
+            self.pos = ph.end
+            return 1
+        if self.framing == FR_RDW:
+            if p >= self.mend:
+                return 0
+            if not self._dw(ph, p, self.mend, F_RDW, &n):
+                self.pos = self.mend
+                return 2
+            self.pos = p + n
+            return 1 if self._body(ph, p, n) else 2
+        while True:                               # vb
+            if self.bend < 0 or p >= self.bend:
+                if p >= self.mend:
+                    return 0
+                if not self._dw(ph, p, self.mend, F_BDW, &n):
+                    self.pos = self.mend
+                    return 2
+                self.bend = p + n
+                p += 4
+                self.pos = p
+                continue
+            if not self._dw(ph, p, self.bend, F_RDW, &n):
+                self.pos = self.bend
+                return 2
+            self.pos = p + n
+            return 1 if self._body(ph, p, n) else 2
+
+    cdef bint _next_message(self) noexcept nogil:
+        """Open the next message that is not a tombstone; 0 when there is none."""
+        while True:
+            self.msg += 1
+            if self.msg >= self.nmsg:
+                self.msg = self.nmsg
+                return 0
+            if self.mvalid != NULL and not self.mvalid[self.msg]:
+                self.tombstones += 1
+                continue
+            self.pos = self.moff[self.msg]
+            self.mend = self.moff[self.msg + 1]
+            self.bend = -1
+            return 1
+
+    # -- logical records -------------------------------------------------------------------
+    cdef int _seg(self, int64_t r, int64_t log, int64_t phys) except -1:
+        if self.nseg >= self.segcap:
+            self.segcap = max(64, 2 * self.segcap)
+            self.s_log = <int64_t*>_grow(self.s_log, self.segcap * 8)
+            self.s_phys = <int64_t*>_grow(self.s_phys, self.segcap * 8)
+        self.s_log[self.nseg] = log
+        self.s_phys[self.nseg] = phys
+        self.nseg += 1
+        return 0
+
+    cdef int _append(self, const uint8_t* p, int64_t n) except -1:
+        if self.slen + n > self.scap:
+            self.scap = max(self.slen + n, 2 * self.scap, 4096)
+            self.scratch = <uint8_t*>_grow(self.scratch, self.scap)
+        memcpy(self.scratch + self.slen, p, n)
+        self.slen += n
+        return 0
+
+    cdef inline void _error(self, int64_t r, int32_t err, int32_t field, int64_t pos,
+                            int64_t a, int64_t b) noexcept nogil:
+        self.r_err[r] = err
+        self.r_efield[r] = field
+        self.r_epos[r] = pos
+        self.r_ea[r] = a
+        self.r_eb[r] = b
+        self.r_ec[r] = 0
+        self.r_rawpos[r] = pos
+        self.r_rawlen[r] = 0
+
+    cdef void _corrupt(self, int64_t r, Phys* ph) noexcept nogil:
+        self.r_tab[r] = -1
+        self.r_op[r] = OP_NONE
+        self.r_p[r] = ph.p
+        self.r_end[r] = ph.end
+        self.r_nseg[r] = 0
+        self._error(r, ph.err, ph.field, ph.pos, ph.a, ph.b)
+        self.r_ec[r] = ph.c
+        self.r_rawpos[r] = ph.rawpos
+        self.r_rawlen[r] = ph.rawlen
+
+    cdef int _logical(self, int64_t r, Phys* first) except -1:
+        """Record r from the physical record `first`, joined with its segments."""
+        cdef const uint8_t* d = self.data
+        cdef int64_t h = first.h
+        cdef int64_t T = be16(d + h + 184), k = be16(d + h + 186), expect
+        cdef Phys nx
+        cdef int st
+        self.r_p[r] = first.p
+        self.r_end[r] = first.end
+        self.r_h[r] = h
+        self.r_L[r] = first.L
+        self.r_dat[r] = h + first.L
+        self.r_dlen[r] = first.seglen
+        self.r_nseg[r] = 0
+        self.r_err[r] = 0
+        if T > 1 and k != 1:
+            self._error(r, E_SEG_ALONE, F_SEGNUM, h + 186, k, T)
+        elif T > 1:
+            self.r_nseg[r] = 1
+            self.r_seg0[r] = self.nseg
+            self.r_dat[r] = self.slen
+            self._seg(r, 0, h + first.L)
+            self._append(d + h + first.L, first.seglen)
+            expect = 2
+            while expect <= T:
+                st = self._next_phys(&nx)
+                if st == 1 and be16(d + nx.h + 184) == T and be16(d + nx.h + 186) == expect \
+                        and memcmp(d + nx.h + 77, d + h + 77, 10) == 0:
+                    self._seg(r, self.slen - self.r_dat[r], nx.h + nx.L)
+                    self._append(d + nx.h + nx.L, nx.seglen)
+                    self.r_nseg[r] += 1
+                    self.r_end[r] = nx.end
+                    expect += 1
+                    continue
+                self.peek = nx                   # not ours: it starts afresh
+                self.have_peek = 1
+                if st == 0:
+                    self.peek.err = -1           # the message ended
+                self._error(r, E_SEG_MISSING, F_SEGNUM, h + 186, expect, T)
+                break
+            self.r_dlen[r] = self.slen - self.r_dat[r]
+        return 0
+
+    cdef void _check(self, int64_t r) noexcept nogil:
+        """Change type and DATA length of a logical record whose header framed."""
+        cdef const uint8_t* d = self.data
+        cdef int64_t h = self.r_h[r], m, tl
+        cdef const uint8_t* dat
+        cdef uint8_t op = _op_of(A(self.asc, d[h + 104]), A(self.asc, d[h + 105]))
+        self.r_op[r] = op
+        if self.r_err[r] or op == OP_NONE:      # an unknown change type: TableOut reports it
+            return
+        m = self.r_dlen[r]
+        if m == 0:
+            if op == OP_C or op == OP_U or op == OP_D:
+                self._error(r, E_NO_DATA, F_DATA, h + self.r_L[r], 0, 0)
+            return
+        dat = (self.scratch + self.r_dat[r]) if self.r_nseg[r] else (d + self.r_dat[r])
+        tl = be16(dat) if m >= 2 else 0
+        if tl != m:
+            self._error(r, E_DATA_LEN, F_DATA, h + self.r_L[r], tl, m)
+
+    def scan(self, int64_t max_records):
+        """Frame up to max_records logical records into the chunk (after reset()). Returns
+        S_DONE (input over), S_FULL, or S_NEW_TABLE: a record names a table not registered
+        yet (pending_names / add_name, then scan again)."""
+        cdef Phys ph
+        cdef int st
+        cdef int64_t r
+        cdef int32_t tid
+        cdef uint8_t k[KEY]
+        self._reserve(max_records)
+        if self.staged:                          # the record that waited for its table
+            r = self.nrec
+            tid = self._lookup(self.pend)
+            if tid < 0:
+                raise RuntimeError("scan() resumed before the pending table was registered")
+            self.r_tab[r] = tid
+            memcpy(self.lastkey, self.pend, KEY)
+            self.last_tid = tid
+            self.staged = 0
+            self.nrec += 1
+        while self.nrec < max_records:
+            if not self.in_msg:
+                if not self._next_message():
+                    return S_DONE
+                self.in_msg = 1
+            if self.have_peek:
+                ph = self.peek
+                self.have_peek = 0
+                st = 0 if ph.err == -1 else (2 if ph.err else 1)
+            else:
+                st = self._next_phys(&ph)
+            if st == 0:
+                self.in_msg = 0
+                continue
+            r = self.nrec
+            self.r_msg[r] = self.msg
+            self.r_seq[r] = self.seq
+            self.seq += 1
+            if st == 2:
+                self._corrupt(r, &ph)
+                self.nrec += 1
+                continue
+            self._logical(r, &ph)
+            self._check(r)
+            self._key(self.r_h[r], k)
+            if self.last_tid >= 0 and memcmp(k, self.lastkey, KEY) == 0:
+                tid = self.last_tid
+            else:
+                tid = self._lookup(k)
+                if tid < 0:
+                    memcpy(self.pend, k, KEY)
+                    self.staged = 1
+                    return S_NEW_TABLE
+                memcpy(self.lastkey, k, KEY)
+                self.last_tid = tid
+            self.r_tab[r] = tid
+            self.nrec += 1
+        return S_FULL
+
+    def reset(self):
+        """Start the next chunk (a staged record stays)."""
+        cdef int64_t r
+        if self.staged:                  # move it to the front, with its segments
+            r = self.nrec
+            self._move(r, 0)
+        self.nrec = 0
+        if not self.staged:
+            self.nseg = 0
+            self.slen = 0
+
+    cdef void _move(self, int64_t r, int64_t to) noexcept:
+        self.r_msg[to] = self.r_msg[r]; self.r_seq[to] = self.r_seq[r]
+        self.r_p[to] = self.r_p[r]; self.r_end[to] = self.r_end[r]; self.r_h[to] = self.r_h[r]
+        self.r_L[to] = self.r_L[r]; self.r_dat[to] = self.r_dat[r]
+        self.r_dlen[to] = self.r_dlen[r]; self.r_nseg[to] = self.r_nseg[r]
+        self.r_seg0[to] = self.r_seg0[r]; self.r_op[to] = self.r_op[r]
+        self.r_err[to] = self.r_err[r]; self.r_efield[to] = self.r_efield[r]
+        self.r_epos[to] = self.r_epos[r]; self.r_ea[to] = self.r_ea[r]
+        self.r_eb[to] = self.r_eb[r]; self.r_ec[to] = self.r_ec[r]
+        self.r_rawpos[to] = self.r_rawpos[r]; self.r_rawlen[to] = self.r_rawlen[r]
+
+    # -- what the Python layer reads ---------------------------------------------------------
+    def chunk_info(self):
+        """(table ids, ops) of the chunk's records, as numpy arrays (-1: corrupt)."""
+        tabs = np.empty(self.nrec, dtype=np.int32)
+        ops = np.empty(self.nrec, dtype=np.uint8)
+        cdef int32_t[::1] t = tabs
+        cdef uint8_t[::1] o = ops
+        cdef int64_t i
+        for i in range(self.nrec):
+            t[i] = self.r_tab[i]
+            o[i] = self.r_op[i]
+        return tabs, ops
+
+    def message_of(self, int64_t r):
+        return self.r_msg[r]
+
+    cdef inline const uint8_t* dat(self, int64_t r) noexcept nogil:
+        return (self.scratch + self.r_dat[r]) if self.r_nseg[r] else (self.data + self.r_dat[r])
+
+    cdef int64_t dpos(self, int64_t r, int64_t q) noexcept nogil:
+        """Offset q in record r's data → its position in the part's bytes."""
+        cdef int64_t s, s0
+        if not self.r_nseg[r]:
+            return self.r_dat[r] + q
+        s0 = self.r_seg0[r]
+        s = s0 + self.r_nseg[r] - 1
+        while s > s0 and self.s_log[s] > q:
+            s -= 1
+        return self.s_phys[s] + q - self.s_log[s]
+
+
+@cython.final
+cdef class TableOut:
+    """Stage 2: the Arrow columns of one output table, appended chunk by chunk."""
+    cdef readonly int64_t ncols
+    cdef readonly bint images
+    cdef int64_t* kind
+    cdef int64_t* width
+    cdef int64_t* prec
+    cdef uint8_t* nullable
+    cdef uint8_t* tz
+    cdef const uint8_t* asc
+    cdef const uint8_t* u8
+    cdef const uint8_t* u8len
+    cdef uint8_t space
+    cdef bint hfp, ascii_only
+    cdef object keep
+    cdef int64_t nhead
+    cdef int64_t* h_kind
+    cdef int64_t* h_off
+    cdef int64_t* h_width
+    # envelope columns
+    cdef public Column op, source_op, schema, table, txid, commit_ts, change_ts, commit_pos
+    cdef public Column change_pos, seq, msg, source_v, owner_trunc, name_trunc
+    cdef public list source
+    # images
+    cdef public list before, after, changed, present
+    cdef public Column before_v, after_v, changed_v, present_v
+    # errors: ERR_WORDS int64 per problem; the bytes they show, back to back
+    cdef int64_t* errs
+    cdef int64_t nerr, errcap
+    cdef uint8_t* raw
+    cdef int64_t nraw, rawcap
+    # per chunk: the rows' record indexes
+    cdef int64_t* rows
+    cdef int64_t rowcap
+
+    def __cinit__(self, kinds, widths, precs, nullables, tzs, bint images, header,
+                  bytes asc, bytes u8, bytes u8len, int space, bint hfp, bint ascii_only):
+        cdef int64_t j, n = len(kinds)
+        self.ncols = n
+        self.images = images
+        self.kind = <int64_t*>_grow(NULL, (n + 1) * 8)
+        self.width = <int64_t*>_grow(NULL, (n + 1) * 8)
+        self.prec = <int64_t*>_grow(NULL, (n + 1) * 8)
+        self.nullable = <uint8_t*>_grow(NULL, n + 1)
+        self.tz = <uint8_t*>_grow(NULL, n + 1)
+        for j in range(n):
+            self.kind[j] = kinds[j]
+            self.width[j] = widths[j]
+            self.prec[j] = precs[j]
+            self.nullable[j] = nullables[j]
+            self.tz[j] = tzs[j]
+        self.nhead = len(header)
+        self.h_kind = <int64_t*>_grow(NULL, self.nhead * 8)
+        self.h_off = <int64_t*>_grow(NULL, self.nhead * 8)
+        self.h_width = <int64_t*>_grow(NULL, self.nhead * 8)
+        for j in range(self.nhead):
+            self.h_off[j], self.h_width[j], self.h_kind[j] = header[j]
+        self.keep = (asc, u8, u8len)
+        self.asc = asc
+        self.u8 = u8
+        self.u8len = u8len
+        self.space = space
+        self.hfp = hfp
+        self.ascii_only = ascii_only
+        for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "change_pos"):
+            setattr(self, name, Column(VAR))
+        for name in ("commit_ts", "change_ts", "seq", "msg"):
+            setattr(self, name, Column(FIXED, 8))
+        self.source_v = Column(VALIDITY)
+        self.owner_trunc = Column(BITS)
+        self.name_trunc = Column(BITS)
+        self.source = [self._head_column(self.h_kind[j]) for j in range(self.nhead)]
+        self.before = [self._value_column(j) for j in range(n)] if images else []
+        self.after = [self._value_column(j) for j in range(n)] if images else []
+        self.changed = [Column(BITS) for j in range(n)] if images else []
+        self.present = [Column(BITS) for j in range(n)] if images else []
+        self.before_v = Column(VALIDITY)
+        self.after_v = Column(VALIDITY)
+        self.changed_v = Column(VALIDITY)
+        self.present_v = Column(VALIDITY)
+
+    def __dealloc__(self):
+        free(self.kind); free(self.width); free(self.prec); free(self.nullable); free(self.tz)
+        free(self.h_kind); free(self.h_off); free(self.h_width)
+        free(self.errs); free(self.raw); free(self.rows)
+
+    cdef Column _head_column(self, int64_t k):
+        if k == H_BIN1:
+            return Column(FIXED, 2)
+        if k == H_BIN2:
+            return Column(FIXED, 4)
+        if k == H_BIN4 or k == H_TS:
+            return Column(FIXED, 8)
+        if k == H_YN:
+            return Column(BITS)
+        return Column(VAR)
+
+    cdef Column _value_column(self, int64_t j):
+        cdef int64_t k = self.kind[j]
+        if k == K_I16:
+            return Column(FIXED, 2)
+        if k == K_I32 or k == K_F32 or k == K_DATE:
+            return Column(FIXED, 4)
+        if k == K_I64 or k == K_F64 or k == K_TIME or k == K_TS or k == K_TSZ:
+            return Column(FIXED, 8)
+        if k == K_DEC:
+            return Column(FIXED, 16)
+        if k == K_BOOL:
+            return Column(BITS)
+        return Column(VAR)
+
+    @property
+    def length(self):
+        return self.seq.length
+
+    def presize(self, int64_t rows):
+        """Reserve room for `rows` rows in all (see _arrow.presize)."""
+        if self.seq.length == 0 or rows <= self.seq.length:
+            return
+        _presize([self.op, self.source_op, self.schema, self.table, self.txid, self.commit_ts,
+                  self.change_ts, self.commit_pos, self.change_pos, self.seq, self.msg,
+                  self.source_v, self.owner_trunc, self.name_trunc, self.before_v,
+                  self.after_v, self.changed_v, self.present_v] + self.source + self.before
+                 + self.after + self.changed + self.present, rows)
+
+    def errors(self, int64_t first=0):
+        """Error entries from `first` on: an (n, ERR_WORDS) int64 array."""
+        out = np.empty((max(self.nerr - first, 0), ERR_WORDS), dtype=np.int64)
+        cdef int64_t[:, ::1] o = out
+        cdef int64_t i, w
+        for i in range(first, self.nerr):
+            for w in range(ERR_WORDS):
+                o[i - first, w] = self.errs[i * ERR_WORDS + w]
+        return out
+
+    def raw_bytes(self, int64_t at, int64_t n):
+        return bytes((<uint8_t[:n]>(self.raw + at)) if n else b"")
+
+    @property
+    def error_count(self):
+        return self.nerr
+
+    def clear_errors(self):
+        self.nerr = 0
+        self.nraw = 0
+
+    cdef int _err(self, int64_t row, int32_t code, int32_t field, int64_t pos, int64_t a,
+                  int64_t b, int64_t c, int64_t msg, const uint8_t* raw,
+                  int64_t rawlen) except -1:
+        cdef int64_t* e
+        cdef int64_t keep = rawlen if rawlen < RAW_SHOWN else RAW_SHOWN
+        if self.nerr >= self.errcap:
+            self.errcap = max(64, 2 * self.errcap)
+            self.errs = <int64_t*>_grow(self.errs, self.errcap * ERR_WORDS * 8)
+        if self.nraw + keep > self.rawcap:
+            self.rawcap = max(1024, 2 * self.rawcap, self.nraw + keep)
+            self.raw = <uint8_t*>_grow(self.raw, self.rawcap)
+        e = self.errs + self.nerr * ERR_WORDS
+        e[0] = row; e[1] = code; e[2] = field; e[3] = pos; e[4] = a; e[5] = b; e[6] = c
+        e[7] = msg; e[8] = self.nraw; e[9] = keep; e[10] = 0; e[11] = 0
+        if keep:
+            memcpy(self.raw + self.nraw, raw, keep)
+        self.nraw += keep
+        self.nerr += 1
+        return 0
+
+    # -- one chunk -------------------------------------------------------------------------
+    def convert(self, Framer fr, const int32_t[::1] slots, int slot, bint with_corrupt,
+                bint skip_control):
+        """Append the chunk's records that go to this output (their table's slot, corrupt
+        ones when with_corrupt; control records not when skip_control). Returns the count."""
+        cdef int64_t r, k = 0, t, nslots = slots.shape[0]
+        cdef uint8_t op
+        if self.rowcap < fr.nrec:
+            self.rowcap = max(fr.nrec, 2 * self.rowcap)
+            self.rows = <int64_t*>_grow(self.rows, self.rowcap * 8)
+        for r in range(fr.nrec):
+            t = fr.r_tab[r]
+            if t < 0:
+                if with_corrupt:
+                    self.rows[k] = r
+                    k += 1
+                continue
+            if t >= nslots or slots[t] != slot:
+                continue
+            op = fr.r_op[r]
+            if skip_control and (op == OP_DDL or op == OP_MSG):
+                continue
+            self.rows[k] = r
+            k += 1
+        if k == 0:
+            return 0
+        cdef int64_t row0 = self.seq.length
+        self._reserve(k)
+        self._envelope(fr, k, row0)
+        self._header(fr, k, row0)
+        if self.images:
+            self._images(fr, k, row0)
+        return k
+
+    cdef int _reserve(self, int64_t k) except -1:
+        cdef Column c
+        for c in (self.op, self.source_op, self.schema, self.table, self.txid,
+                  self.commit_ts, self.change_ts, self.commit_pos, self.change_pos, self.seq,
+                  self.msg, self.source_v, self.owner_trunc, self.name_trunc,
+                  self.before_v, self.after_v, self.changed_v, self.present_v):
+            c.reserve(k)
+        for lst in (self.source, self.before, self.after, self.changed, self.present):
+            for c in lst:
+                c.reserve(k)
+        # fixed-size strings: op ≤ 7, source_op ≤ 6 (2 code points of ≤ 3 bytes), txid 20,
+        # positions 10
+        self.op.reserve_data(8 * k)
+        self.source_op.reserve_data(6 * k)
+        self.txid.reserve_data(20 * k)
+        self.commit_pos.reserve_data(10 * k)
+        self.change_pos.reserve_data(10 * k)
+        return 0
+
+    cdef inline void _str(self, Column c, const char* s, int64_t n) noexcept:
+        memcpy(c.data + c.dlen, s, n)
+        c.dlen += n
+        col_valid(c, c.length)
+        c.offs[c.length + 1] = <int32_t>c.dlen
+        c.length += 1
+
+    cdef inline void _null(self, Column c) noexcept:
+        if c.layout == VAR:
+            c.offs[c.length + 1] = <int32_t>c.dlen
+        c.length += 1
+
+    cdef int _envelope(self, Framer fr, int64_t k, int64_t row0) except -1:
+        cdef int64_t i, r, h, j, v, t, n
+        cdef const uint8_t* d = fr.data
+        cdef const uint8_t* p
+        cdef int rc
+        cdef uint8_t op, c0, c1
+        cdef int64_t* seq = <int64_t*>self.seq.data
+        cdef int64_t* msg = <int64_t*>self.msg.data
+        cdef int64_t* cts = <int64_t*>self.commit_ts.data
+        cdef int64_t* xts = <int64_t*>self.change_ts.data
+        cdef Column cop = self.op, csop = self.source_op, cx = self.txid
+        cdef Column ccp = self.commit_pos, cxp = self.change_pos
+        cdef Column csch = self.schema, ctab = self.table
+        cdef const uint8_t* u8 = self.u8
+        cdef const uint8_t* u8len = self.u8len
+        cdef char txt[20]
+        cdef const uint8_t* prev_uor = NULL
+        csch.reserve_data(k * fr.maxname)
+        ctab.reserve_data(k * fr.maxname)
+        for i in range(k):
+            r = self.rows[i]
+            seq[row0 + i] = fr.r_seq[r]
+            msg[row0 + i] = fr.r_msg[r]
+            col_valid(self.seq, row0 + i)
+            col_valid(self.msg, row0 + i)
+            t = fr.r_tab[r]
+            if t < 0:
+                self._null(cop); self._null(csop); self._null(csch); self._null(ctab)
+                self._null(cx); self._null(ccp); self._null(cxp)
+                continue
+            h = fr.r_h[r]
+            op = fr.r_op[r]
+            if op == OP_NONE:
+                self._null(cop)
+            else:
+                self._str(cop, OPTEXT[op], OPLEN[op])
+            # source_op: the two characters as sent (null where the code page lacks one)
+            c0 = d[h + 104]
+            c1 = d[h + 105]
+            if u8len[c0] and u8len[c1]:
+                memcpy(csop.data + csop.dlen, u8 + 4 * c0, 4)
+                csop.dlen += u8len[c0]
+                memcpy(csop.data + csop.dlen, u8 + 4 * c1, 4)
+                csop.dlen += u8len[c1]
+                col_valid(csop, csop.length)
+                csop.offs[csop.length + 1] = <int32_t>csop.dlen
+                csop.length += 1
+            else:
+                self._null(csop)
+            n = fr.t_schlen[t]
+            if n < 0:
+                self._null(csch)
+            else:
+                self._str(csch, <const char*>(fr.nbuf + fr.t_sch[t]), n)
+            self._str(ctab, <const char*>(fr.nbuf + fr.t_tab[t]), fr.t_tablen[t])
+            p = d + h + 172
+            if prev_uor == NULL or memcmp(p, prev_uor, 10) != 0:   # a transaction's UORID repeats
+                for j in range(10):
+                    txt[2 * j] = HEXU[p[j] >> 4]
+                    txt[2 * j + 1] = HEXU[p[j] & 15]
+                prev_uor = p
+            self._str(cx, txt, 20)
+            self._str(ccp, <const char*>(d + h + 192), 10)
+            self._str(cxp, <const char*>(d + h + 77), 10)
+        # the timestamps: one loop each
+        for i in range(k):
+            r = self.rows[i]
+            if fr.r_tab[r] < 0:
+                continue
+            h = fr.r_h[r]
+            rc = bcd_timestamp17(d + h + 144, &v)
+            if rc == 1:
+                cts[row0 + i] = v
+                col_valid(self.commit_ts, row0 + i)
+            elif rc == 0:
+                self._err(row0 + i, E_HEADER_VALUE, F_COMMIT_TS, h + 144, 0, 0, 0,
+                          fr.r_msg[r], d + h + 144, 17)
+            rc = bcd_timestamp17(d + h + 60, &v)
+            if rc == 1:
+                xts[row0 + i] = v
+                col_valid(self.change_ts, row0 + i)
+            elif rc == 0:
+                self._err(row0 + i, E_HEADER_VALUE, F_TIMESTAMP, h + 60, 0, 0, 0,
+                          fr.r_msg[r], d + h + 60, 17)
+        self.seq.length = row0 + k
+        self.msg.length = row0 + k
+        self.commit_ts.length = row0 + k
+        self.change_ts.length = row0 + k
+        # record-level problems found by the framer, and unknown change types
+        for i in range(k):
+            r = self.rows[i]
+            if fr.r_tab[r] >= 0 and fr.r_op[r] == OP_NONE:
+                h = fr.r_h[r]
+                self._err(row0 + i, E_CHANGE_TYPE, F_CHANGE_TYPE, h + 104, 0, 0, 0,
+                          fr.r_msg[r], d + h + 104, 2)
+            if fr.r_err[r]:
+                self._err(row0 + i, fr.r_err[r], fr.r_efield[r], fr.r_epos[r], fr.r_ea[r],
+                          fr.r_eb[r], fr.r_ec[r], fr.r_msg[r], d + fr.r_rawpos[r],
+                          fr.r_rawlen[r])
+                if fr.r_tab[r] < 0 or fr.r_err[r] == E_SEG_MISSING \
+                        or fr.r_err[r] == E_SEG_ALONE:
+                    self.errs[(self.nerr - 1) * ERR_WORDS + 10] = fr.r_p[r]
+                    self.errs[(self.nerr - 1) * ERR_WORDS + 11] = fr.r_end[r]
+        return 0
+
+    cdef int _header(self, Framer fr, int64_t k, int64_t row0) except -1:
+        """The source struct, one header field at a time over all k rows."""
+        cdef int64_t i, r, h, f
+        cdef const uint8_t* d = fr.data
+        for i in range(k):
+            r = self.rows[i]
+            if fr.r_tab[r] >= 0:
+                col_valid(self.source_v, row0 + i)
+                h = fr.r_h[r]
+                if be16(d + h + 12) > 8:
+                    bits_set(self.owner_trunc.data, row0 + i)
+                if be16(d + h + 14) > 18:
+                    bits_set(self.name_trunc.data, row0 + i)
+                col_valid(self.owner_trunc, row0 + i)
+                col_valid(self.name_trunc, row0 + i)
+        self.source_v.length = row0 + k
+        self.owner_trunc.length = row0 + k
+        self.name_trunc.length = row0 + k
+        for f in range(self.nhead):
+            self._field(fr, <Column>self.source[f], f, k, row0)
+        return 0
+
+    cdef int _field(self, Framer fr, Column c, int64_t f, int64_t k, int64_t row0) except -1:
+        """One header field over the chunk's k rows: a loop per kind. Fields repeat from
+        record to record (a transaction's, a connection's), so text and timestamps are
+        converted only when their bytes differ from the previous row's."""
+        cdef int64_t kind = self.h_kind[f], off = self.h_off[f], w = self.h_width[f]
+        cdef int64_t i, r, n, o, j, v = 0, row, pn = -1
+        cdef const uint8_t* d = fr.data
+        cdef const uint8_t* p
+        cdef const uint8_t* prev = NULL
+        cdef const int64_t* rows = self.rows
+        cdef const int32_t* tab = fr.r_tab
+        cdef const int64_t* hdr = fr.r_h
+        cdef uint8_t* data
+        cdef uint8_t* valid = c.valid
+        cdef int32_t* offs
+        cdef int64_t dlen
+        cdef uint8_t sp = self.space, ch
+        cdef const uint8_t* u8 = self.u8
+        cdef const uint8_t* u8len = self.u8len
+        cdef bint bad, pvalid = 0
+        cdef int rc
+        if kind == H_CHAR:
+            c.reserve_data(3 * w * k + 4)           # ≤ 3 UTF-8 bytes a byte; 4-byte copies
+        elif kind == H_BINX:
+            c.reserve_data(w * k + 8)
+        data = c.data
+        offs = c.offs
+        dlen = c.dlen
+        for i in range(k):
+            r = rows[i]
+            row = row0 + i
+            if tab[r] < 0:
+                if offs != NULL:
+                    offs[row + 1] = <int32_t>dlen
+                continue
+            p = d + hdr[r] + off
+            if kind == H_BIN2:
+                (<int32_t*>data)[row] = <int32_t>be16(p)
+            elif kind == H_BIN1:
+                (<int16_t*>data)[row] = p[0]
+            elif kind == H_BIN4:
+                (<int64_t*>data)[row] = <int64_t>be32(p)
+            elif kind == H_BINX:
+                if w == 10:
+                    memcpy(data + dlen, p, 8)
+                    memcpy(data + dlen + 8, p + 8, 2)
+                else:
+                    memcpy(data + dlen, p, 6)
+                dlen += w
+                offs[row + 1] = <int32_t>dlen
+            elif kind == H_CHAR:
+                if prev != NULL and memcmp(p, prev, w) == 0:
+                    if pvalid:                      # the previous row's text again
+                        memcpy(data + dlen, data + dlen - pn, pn)
+                        dlen += pn
+                        offs[row + 1] = <int32_t>dlen
+                    else:
+                        offs[row + 1] = <int32_t>dlen
+                        continue
+                else:
+                    prev = p
+                    n = w
+                    while n > 0 and p[n - 1] == sp:
+                        n -= 1
+                    o = dlen
+                    bad = 0
+                    for j in range(n):
+                        ch = p[j]
+                        bad |= u8len[ch] == 0
+                        memcpy(data + o, u8 + 4 * ch, 4)
+                        o += u8len[ch]
+                    if bad:
+                        self._err(row, E_HEADER_VALUE, <int32_t>f, p - d, 0, 0, 0,
+                                  fr.r_msg[r], p, w)
+                        prev = NULL
+                    if bad or n == 0:
+                        pvalid = 0
+                        offs[row + 1] = <int32_t>dlen
+                        continue
+                    pn = o - dlen
+                    pvalid = 1
+                    dlen = o
+                    offs[row + 1] = <int32_t>dlen
+            elif kind == H_YN:
+                ch = A(self.asc, p[0])
+                if ch == 89:
+                    bits_set(data, row)
+                elif ch != 78:
+                    if ch != 32:
+                        self._err(row, E_HEADER_VALUE, <int32_t>f, p - d, 0, 0, 0,
+                                  fr.r_msg[r], p, 1)
+                    continue
+            else:                                   # H_TS
+                if prev == NULL or memcmp(p, prev, 17) != 0:
+                    rc = bcd_timestamp17(p, &v)
+                    prev = p
+                    pvalid = rc == 1
+                    if rc == 0:
+                        prev = NULL
+                        self._err(row, E_HEADER_VALUE, <int32_t>f, p - d, 0, 0, 0,
+                                  fr.r_msg[r], p, 17)
+                if not pvalid:
+                    continue
+                (<int64_t*>data)[row] = v
+            valid[row >> 3] |= <uint8_t>(1 << (row & 7))
+        c.dlen = dlen
+        c.length = row0 + k
+        return 0
+
+    # -- images ----------------------------------------------------------------------------
+    cdef int _images(self, Framer fr, int64_t k, int64_t row0) except -1:
+        cdef int64_t i, r, row, m, q, ilen, used, e0, j, pos
+        cdef uint8_t op
+        cdef const uint8_t* dat
+        cdef bint bad, has_b, has_a, ok_b, ok_a
+        cdef int side
+        cdef int64_t raw0, e_rec, raw_rec
+        for i in range(k):
+            r = self.rows[i]
+            row = row0 + i
+            op = fr.r_op[r]
+            has_b = op == OP_U or op == OP_D
+            has_a = op == OP_U or op == OP_C
+            ok_b = ok_a = 0
+            if fr.r_tab[r] < 0 or not (has_a or has_b) or fr.r_err[r] != 0:
+                self._nulls(self.before, row)
+                self._nulls(self.after, row)
+                self._flags(row, 0, 0)
+                continue
+            dat = fr.dat(r)
+            m = fr.r_dlen[r]
+            q = 2
+            bad = 0
+            e_rec = self.nerr
+            raw_rec = self.nraw
+            for side in range(2):
+                if (side == 0 and not has_b) or (side == 1 and not has_a):
+                    self._nulls(self.before if side == 0 else self.after, row)
+                    continue
+                pos = fr.dpos(r, q)
+                if m - q < 2 or q + 2 + <int64_t>be16(dat + q) > m:
+                    bad = 1
+                    self.nerr = e_rec       # no image at all: their values' errors go too
+                    self.nraw = raw_rec
+                    self._err(row, E_IMAGE_CUT, F_BEFORE if side == 0 else F_AFTER, pos,
+                              2 if m - q < 2 else 2 + <int64_t>be16(dat + q), m - q, 0,
+                              fr.r_msg[r], NULL, 0)
+                    break
+                ilen = be16(dat + q)
+                e0 = self.nerr
+                raw0 = self.nraw
+                used = self._image(fr, r, dat + q + 2, ilen, q + 2, side, row)
+                if used != ilen:
+                    self.nerr = e0              # a wrong catalog: its value errors are noise
+                    self.nraw = raw0
+                    self._err(row, E_IMAGE_SHORT if used < 0 else E_IMAGE_LONG,
+                              F_BEFORE if side == 0 else F_AFTER, pos, ilen, used, 0,
+                              fr.r_msg[r], NULL, 0)
+                    self._unset(self.before if side == 0 else self.after, row)
+                elif side == 0:
+                    ok_b = 1
+                else:
+                    ok_a = 1
+                q += 2 + ilen
+            if bad:                             # the DATA is cut: no image at all
+                ok_a = ok_b = 0
+                self._unset(self.before, row)
+                self._unset(self.after, row)
+            elif q < m:
+                self._err(row, E_DATA_REST, F_DATA, fr.dpos(r, q), m - q, 0, 0, fr.r_msg[r],
+                          NULL, 0)
+            if ok_b:
+                col_valid(self.before_v, row)
+            if ok_a:
+                col_valid(self.after_v, row)
+            if op == OP_C:
+                self._flags(row, ok_a, 1)
+            elif op == OP_D:
+                self._flags(row, ok_b, 2)
+            elif ok_a and ok_b:
+                self._flags(row, 1, 3)
+            else:
+                self._flags(row, 0, 0)
+        self.before_v.length = row0 + k
+        self.after_v.length = row0 + k
+        self.changed_v.length = row0 + k
+        self.present_v.length = row0 + k
+        return 0
+
+    cdef void _nulls(self, list cols, int64_t row) noexcept:
+        """Null values at `row` for every column of an image (nothing written yet there)."""
+        cdef Column c
+        for c in cols:
+            if c.layout == VAR:
+                c.offs[row + 1] = <int32_t>c.dlen
+            c.length = row + 1
+
+    cdef void _unset(self, list cols, int64_t row) noexcept:
+        """Take back what an image wrote at `row` (the last row): every value null."""
+        cdef Column c
+        for c in cols:
+            c.valid[row >> 3] &= <uint8_t>~(1 << (row & 7))
+            if c.layout == VAR:
+                c.dlen = c.offs[row]
+                c.offs[row + 1] = <int32_t>c.dlen
+            c.length = row + 1
+
+    cdef void _flags(self, int64_t row, bint ok, int how) noexcept:
+        """changed / present at `row`: how 1 all true (insert), 2 all false (delete),
+        3 compare before and after (update); not ok: both null."""
+        cdef int64_t j
+        cdef Column ch, pr
+        for j in range(self.ncols):
+            ch = <Column>self.changed[j]
+            pr = <Column>self.present[j]
+            if ok:
+                if how == 1 or (how == 3 and self._differs(j, row)):
+                    bits_set(ch.data, row)
+                col_valid(ch, row)
+                bits_set(pr.data, row)
+                col_valid(pr, row)
+            ch.length = row + 1
+            pr.length = row + 1
+        if ok:
+            col_valid(self.changed_v, row)
+            col_valid(self.present_v, row)
+
+    cdef bint _differs(self, int64_t j, int64_t row) noexcept:
+        cdef Column b = <Column>self.before[j], a = <Column>self.after[j]
+        cdef bint vb = bits_get(b.valid, row), va = bits_get(a.valid, row)
+        cdef int64_t n
+        if vb != va:
+            return 1
+        if not vb:
+            return 0
+        if b.layout == FIXED:
+            return memcmp(b.data + row * b.width, a.data + row * a.width, b.width) != 0
+        if b.layout == BITS:
+            return bits_get(b.data, row) != bits_get(a.data, row)
+        n = b.offs[row + 1] - b.offs[row]
+        return n != a.offs[row + 1] - a.offs[row] or \
+            memcmp(b.data + b.offs[row], a.data + a.offs[row], n) != 0
+
+    cdef int64_t _image(self, Framer fr, int64_t r, const uint8_t* p, int64_t n, int64_t base,
+                        int side, int64_t row) except -2:
+        """The columns of one image (n bytes at p; base: its offset in the record's data)
+        written at `row`. Returns the bytes the columns use, -1 when they need more."""
+        cdef list cols = self.before if side == 0 else self.after
+        cdef int64_t j, q = 0, vpos, kind, w, ln, s, o
+        cdef int32_t fbase = F_BEFORE_COL if side == 0 else F_AFTER_COL
+        cdef uint8_t nb
+        cdef bint isnull
+        cdef Column c
+        cdef const uint8_t* v
+        cdef const uint8_t* a = self.asc
+        cdef int64_t iv, us
+        cdef cdc_i128 dv
+        cdef double x
+        cdef float fx
+        cdef uint64_t bits
+        cdef uint8_t tmp[40]
+        cdef bint ok
+        for j in range(self.ncols):
+            kind = self.kind[j]
+            w = self.width[j]
+            vpos = q
+            isnull = 0
+            c = <Column>cols[j]
+            if self.nullable[j]:
+                if q >= n:
+                    self._unwind(cols, j, row)
+                    return -1
+                nb = p[q]
+                q += 1
+                if nb != 0:
+                    isnull = 1
+                    if nb != 0xFF:
+                        self._err(row, E_NULL_BYTE, fbase + <int32_t>j,
+                                  fr.dpos(r, base + vpos), nb, 0, 0, fr.r_msg[r], NULL, 0)
+            if w:
+                s = q
+                ln = w
+            elif kind == K_CLOB or kind == K_DBCLOB or kind == K_BLOB or kind == K_XML:
+                if q + 4 > n:
+                    self._unwind(cols, j, row)
+                    return -1
+                ln = be32(p + q)
+                s = q + 4
+            else:
+                if q + 2 > n:
+                    self._unwind(cols, j, row)
+                    return -1
+                ln = be16(p + q)
+                s = q + 2
+            if ln > n - s:
+                self._unwind(cols, j, row)
+                return -1
+            q = s + ln
+            if isnull:
+                if c.layout == VAR:
+                    c.offs[row + 1] = <int32_t>c.dlen
+                c.length = row + 1
+                continue
+            v = p + s
+            ok = 1
+            if kind == K_I16:
+                (<int16_t*>c.data)[row] = <int16_t>be16(v)
+            elif kind == K_I32:
+                (<int32_t*>c.data)[row] = <int32_t>be32(v)
+            elif kind == K_I64:
+                (<int64_t*>c.data)[row] = <int64_t>be64(v)
+            elif kind == K_DEC:
+                ok = packed_decimal(v, ln, <int>self.prec[j], &dv)
+                if ok:
+                    memcpy(c.data + 16 * row, &dv, 16)
+            elif kind == K_F32:
+                if self.hfp:
+                    x = hfp32(v)
+                    ok = not (x > 3.4028234663852886e38 or x < -3.4028234663852886e38)
+                    fx = <float>x
+                else:
+                    bits = be32(v)
+                    memcpy(&fx, &bits, 4)
+                (<float*>c.data)[row] = fx
+            elif kind == K_F64:
+                if self.hfp:
+                    x = hfp64(v)
+                else:
+                    bits = be64(v)
+                    memcpy(&x, &bits, 8)
+                (<double*>c.data)[row] = x
+            elif kind == K_BOOL:
+                ok = v[0] <= 1
+                if v[0] == 1:
+                    bits_set(c.data, row)
+            elif kind == K_DATE:
+                ok = parse_date10(v, 10, a, &iv) and iv == <int32_t>iv
+                (<int32_t*>c.data)[row] = <int32_t>iv
+            elif kind == K_TIME:
+                ok = parse_time(v, 8, a, &us)
+                (<int64_t*>c.data)[row] = us
+            elif kind == K_TS or kind == K_TSZ:
+                ok = parse_timestamp(v, ln, a, kind == K_TSZ, &us)
+                (<int64_t*>c.data)[row] = us
+            elif kind == K_BINARY or kind == K_VARBIN or kind == K_BLOB:
+                if c.dlen + ln > c.dcap:
+                    c.reserve_data(ln)
+                memcpy(c.data + c.dlen, v, ln)
+                c.dlen += ln
+            elif kind == K_GRAPHIC or kind == K_VARGRAPHIC or kind == K_DBCLOB:
+                if c.dlen + 2 * ln > c.dcap:
+                    c.reserve_data(2 * ln)
+                o = utf16be_to_utf8(v, ln, c.data + c.dlen)
+                ok = o >= 0
+                if ok:
+                    c.dlen += o
+            elif kind == K_XML:
+                if c.dlen + ln > c.dcap:
+                    c.reserve_data(ln)
+                ok = utf8_valid(v, ln)
+                if ok:
+                    memcpy(c.data + c.dlen, v, ln)
+                    c.dlen += ln
+            else:                                    # CHAR, VARCHAR, CLOB: the code page
+                if c.dlen + 3 * ln > c.dcap:
+                    c.reserve_data(3 * ln)
+                o = to_utf8(v, ln, self.u8, self.u8len, c.data + c.dlen)
+                ok = o >= 0
+                if ok:
+                    c.dlen += o
+            if ok:
+                col_valid(c, row)
+            else:
+                self._err(row, E_VALUE, fbase + <int32_t>j, fr.dpos(r, base + vpos), 0, 0, 0,
+                          fr.r_msg[r], v, ln)
+            if c.layout == VAR:
+                c.offs[row + 1] = <int32_t>c.dlen
+            c.length = row + 1
+        return q
+
+    cdef void _unwind(self, list cols, int64_t j, int64_t row) noexcept:
+        """Columns j… of an image that ran out of bytes: null at `row` (the caller then takes
+        back the whole image)."""
+        cdef int64_t t
+        cdef Column c
+        for t in range(j, self.ncols):
+            c = <Column>cols[t]
+            if c.layout == VAR:
+                c.offs[row + 1] = <int32_t>c.dlen
+            c.length = row + 1
+
+
+
+def record_starts(data, str framing, int64_t step):
+    """Offsets where a stream can be cut into inputs of their own, 0 and len(data) included:
+    after each multiple of `step`, the first physical record start (vb: block start) that
+    does not continue a segmented record. The walk stops cutting at the first span it cannot
+    frame."""
+    cdef int64_t n = len(data)
+    offsets = np.array([0, n], dtype=np.int64)
+    cdef Framer fr = Framer(data, offsets, None, framing, bytes(256))
+    cdef Phys ph
+    cdef int st
+    cdef int64_t target = step, start, bstart, last = 0
+    cdef const uint8_t* d
+    out = [0]
+    if n == 0:
+        return [0, 0]
+    d = fr.data
+    fr._next_message()
+    while True:
+        bstart = fr.bend
+        start = fr.pos
+        st = fr._next_phys(&ph)
+        if st != 1:
+            break
+        if fr.framing == FR_VB:
+            if fr.bend == bstart:        # not the first record of a block
+                continue
+            start = ph.p - 4
+        else:
+            start = ph.p
+        if start >= target and start > last and (be16(d + ph.h + 184) <= 1
+                                                  or be16(d + ph.h + 186) == 1):
+            out.append(start)
+            last = start
+            target = (start // step + 1) * step
+    out.append(n)
+    return out

@@ -1,0 +1,281 @@
+"""The native run of `lldf` (cdcfast/formats/lldf.py): drives the kernel (native/cdcfast/_lldf.pyx)
+chunk by chunk, registers tables as the kernel meets them, and turns the kernel's columns and
+error entries into record batches. Nothing here loops over records or values.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import _tz, envelope
+from ..errors import DecodeError
+from .base import ALL, apply_mode, binary_column, errors_column, full_name, with_messages
+from .lldf import (HEADER, H_TS, SOURCE, E_HEADER_VALUE, E_IMAGE_LONG, E_IMAGE_SHORT, E_SEGLEN,
+                   E_VALUE, describe, header_what)
+
+CHUNK_RECORDS = 1024          # logical records framed per chunk: their headers stay in cache
+FLUSH_BYTES = 256 << 20       # data bytes per batch at most: keeps string columns < 2 GiB
+
+# the kernel's error entries (TableOut.errors)
+ROW, CODE, FIELD, POS, A, B, C, MSG, RAW_AT, RAW_LEN, SPAN_START, SPAN_END = range(12)
+_FIELDS = {-1: "LENGTH", -2: "SEGLEN", -3: "RDW", -4: "BDW", -5: "SEGNUM", -6: "CHANGE TYPE",
+           -7: "DATA", -8: "before", -9: "after", -10: "TIMESTAMP", -11: "UORCOMMITTIMESTAMP"}
+F_BEFORE_COL, F_AFTER_COL = 100000, 200000
+OP_DDL, OP_MSG = 5, 6
+_LOCAL = pa.timestamp("us")
+_HEADER_TYPES = [SOURCE.field(i).type for i in range(len(HEADER))]
+
+
+def native_batches(fmt, parts, want, images, batch_rows, mode, stats):
+    """(key, RecordBatch) of every part, in input order per key; `seq` counts across parts."""
+    check_request(fmt, want, images)
+    seq = 0
+    for part in parts:
+        run = _Run(fmt, part, want, images, batch_rows, mode, stats, seq)
+        yield from run.run()
+        seq = run.fr.seq
+
+
+def check_request(fmt, want, images):
+    """decode(table=…) of a table the catalog lacks: lldf images cannot be read without it."""
+    if images and want.requested is not None and want.table is not ALL \
+            and (fmt.catalog is None or fmt.catalog.get(want.requested) is None):
+        raise ValueError(f"table {want.requested!r} is not in the catalog: lldf row images "
+                         "need its column definitions")
+
+
+class _Output:
+    def __init__(self, key, table, slot):
+        self.key = key
+        self.table = table        # catalog Table or None
+        self.slot = slot
+        self.out = None
+        self.bytes = 0            # input bytes since the last batch
+        self.presized = False
+
+
+class _Run:
+    """Decode one Part with the kernel."""
+
+    def __init__(self, fmt, part, want, images, batch_rows, mode, stats, seq0):
+        from .. import _lldf
+        self._lldf = _lldf
+        self.fmt, self.part, self.want, self.images = fmt, part, want, images
+        self.batch_rows, self.mode, self.stats = batch_rows, mode, stats
+        self.seq0 = seq0
+        self.fr = _lldf.Framer(part.data, part.offsets, part.valid, fmt.options["framing"],
+                               fmt.asc)
+        self.fr.seq = seq0
+        self.tid_of = {}          # table identity -> kernel table id
+        self.tables = []          # table id -> (identity, catalog Table)
+        self.slots = np.full(16, -1, dtype=np.int32)
+        self.looked = np.zeros(16, dtype=bool)     # table ids this call looks at
+        self.unknown = np.zeros(16, dtype=bool)    # table ids the catalog lacks
+        self.outputs = {}
+        self.last_pos = int(part.offsets[0])
+
+    # -- tables ----------------------------------------------------------------------------
+    def _register(self):
+        fr, fmt = self.fr, self.fmt
+        owner_b, name_b = fr.pending_names()
+        owner = fmt.text(owner_b).rstrip(" ")
+        name = fmt.text(name_b).rstrip(" ")
+        full = full_name(owner, name)
+        key, table = self.want.resolve(full)
+        ident = table.name if table is not None else full
+        tid = self.tid_of.get(ident)
+        if tid is None:
+            tid = self.tid_of[ident] = len(self.tables)
+            self.tables.append((ident, table))
+            if tid >= len(self.slots):
+                grow = len(self.slots)
+                self.slots = np.concatenate([self.slots, np.full(grow, -1, dtype=np.int32)])
+                self.looked = np.concatenate([self.looked, np.zeros(grow, dtype=bool)])
+                self.unknown = np.concatenate([self.unknown, np.zeros(grow, dtype=bool)])
+            self.unknown[tid] = table is None
+            self.looked[tid] = key is not None
+            if key is not None and (table is not None or not self.images):
+                self.slots[tid] = self._output(key, table).slot
+        if table is not None:
+            schema, tname = table.schema, table.table
+        else:
+            schema, tname = owner or None, name
+        fr.add_name(tid, schema.encode() if schema is not None else None, tname.encode())
+
+    def _output(self, key, table):
+        o = self.outputs.get(key)
+        if o is None:
+            o = self.outputs[key] = _Output(key, table, len(self.outputs))
+        return o
+
+    def _builder(self, o: _Output):
+        if o.out is None:
+            fmt = self.fmt
+            cols = list(o.table.columns) if (self.images and o.table is not None) else []
+            lay = fmt.layouts[o.table.name] if cols else []
+            o.columns = cols
+            o.out = self._lldf.TableOut(
+                [k for k, _ in lay], [w for _, w in lay], [c.type.precision for c in cols],
+                [c.nullable for c in cols], [0] * len(cols), self.images,
+                [(off, width, kind) for _, _, off, width, kind in HEADER],
+                fmt.asc, fmt.u8, fmt.u8len, fmt.space, fmt.options["float_format"] == "hfp",
+                fmt.encoding == "ascii")
+        return o.out
+
+    # -- the loop --------------------------------------------------------------------------
+    def run(self):
+        fr, want = self.fr, self.want
+        if want.requested is not None and want.table is not ALL:
+            t = self.fmt.catalog.get(want.requested) if self.fmt.catalog else None
+            if t is not None:           # the requested table exists even if the input lacks it
+                self._output(want.requested, t)
+        while True:
+            st = fr.scan(CHUNK_RECORDS)
+            if st == 2:
+                self._register()
+                continue
+            yield from self._chunk(st == 0)
+            fr.reset()
+            if st == 0:
+                break
+        self.stats["tombstones"] += fr.tombstones
+
+    def _chunk(self, done):
+        fr, want, stats = self.fr, self.want, self.stats
+        tabs, ops = fr.chunk_info()
+        stats["records"] += len(tabs)
+        named = tabs >= 0
+        t = tabs[named]
+        stats["unknown_tables"] += int(self.unknown[t].sum())
+        stats["control"] += int((self.looked[t] & ((ops[named] == OP_DDL)
+                                                   | (ops[named] == OP_MSG))).sum())
+        ckey = want.corrupt_key
+        if (ckey is not None or want.table is ALL) and ckey not in self.outputs \
+                and not named.all():
+            t = self.fmt.catalog.get(ckey) if self.fmt.catalog and ckey else None
+            self._output(ckey, t)
+        firsts = []
+        nbytes = int(fr.pos - self.last_pos)
+        self.last_pos = fr.pos
+        for o in list(self.outputs.values()):
+            out = self._builder(o)
+            e0 = out.error_count
+            k = out.convert(fr, self.slots, o.slot, o.key == ckey, self.images)
+            o.bytes += nbytes
+            if k and not o.presized:
+                self._presize(o)
+            if self.mode == "FAILFAST" and out.error_count > e0:
+                e = out.errors(e0)
+                e = e[np.lexsort((e[:, POS], e[:, MSG]))[0]]
+                firsts.append(((e[MSG], e[POS]), o, e))
+        if firsts:
+            _, o, e = min(firsts, key=lambda x: x[0])
+            raise self._error(o, e)
+        for o in self.outputs.values():
+            if o.out is not None and o.out.length and \
+                    (done or o.out.length >= self.batch_rows or o.bytes >= FLUSH_BYTES):
+                yield o.key, self._finish(o)
+
+    def _presize(self, o):
+        """After an output's first rows, size its buffers for the whole batch (an estimate
+        from the share of the input read so far)."""
+        o.presized = True
+        part = self.part
+        total = int(part.offsets[-1] - part.offsets[0])
+        done = max(1, int(self.fr.pos - part.offsets[0]))
+        rows = o.out.length
+        est = min(self.batch_rows, int(rows * total / done * 1.05) + 16)
+        if est > 4 * rows:
+            o.out.presize(est)
+
+    # -- batches -----------------------------------------------------------------------------
+    def _field(self, o, f):
+        if f >= F_AFTER_COL:
+            return f"after.{o.columns[f - F_AFTER_COL].name}"
+        if f >= F_BEFORE_COL:
+            return f"before.{o.columns[f - F_BEFORE_COL].name}"
+        if f >= 0:
+            return HEADER[f][1]
+        return _FIELDS[f]
+
+    def _error(self, o, e) -> DecodeError:
+        code, f = int(e[CODE]), int(e[FIELD])
+        field = self._field(o, f)
+        raw = o.out.raw_bytes(int(e[RAW_AT]), int(e[RAW_LEN]))
+        what = ""
+        if code == E_SEGLEN:
+            what = str(int(e[C]))
+        elif code == E_HEADER_VALUE:
+            what = header_what(H_TS if f < 0 else HEADER[f][4], self.fmt.encoding)
+        elif code == E_VALUE:
+            what = o.columns[f % F_BEFORE_COL].type.name
+        elif code in (E_IMAGE_SHORT, E_IMAGE_LONG):
+            what = o.table.name
+        msg = int(e[MSG])
+        part = self.part
+        return DecodeError(describe(code, field, int(e[A]), int(e[B]), raw, what),
+                           0 if self.want.messages else part.base + msg,
+                           int(e[POS]) - int(part.offsets[msg]), field)
+
+    def _finish(self, o: _Output) -> pa.RecordBatch:
+        out, fmt = o.out, self.fmt
+        n = out.length
+        ents = out.errors(0)
+        # each row's first problem: the lowest byte offset (then the first found)
+        order = np.lexsort((np.arange(len(ents)), ents[:, POS], ents[:, ROW]))
+        ents = ents[order]
+        firsts = ents[np.r_[True, ents[1:, ROW] != ents[:-1, ROW]]] if len(ents) else ents
+        errs = [self._error(o, e) for e in firsts]
+        out.clear_errors()
+        first = None
+        if errs:
+            k = int(np.lexsort((firsts[:, POS], firsts[:, MSG]))[0])
+            first = errs[k]
+        spans = ents[ents[:, SPAN_END] > 0]
+        data = memoryview(self.part.data)
+        tz = fmt.options["source_tz"]
+        local = _LOCAL
+        commit_ts = _tz.local_to_utc(out.commit_ts.finish(local), tz)
+        change_ts = _tz.local_to_utc(out.change_ts.finish(local), tz)
+        children = []
+        for c, t in zip(out.source, _HEADER_TYPES):
+            children.append(_tz.local_to_utc(c.finish(local), tz) if t == SOURCE.field("uor_ts").type
+                            else c.finish(t))
+        children.append(out.owner_trunc.finish(pa.bool_()))
+        children.append(out.name_trunc.finish(pa.bool_()))
+        source = pa.Array.from_buffers(SOURCE, n, [out.source_v.take_validity()],
+                                       children=children)
+        seq = out.seq.finish(pa.int64())
+        arrays = [out.op.finish(pa.string()), out.source_op.finish(pa.string()),
+                  out.schema.finish(pa.string()), out.table.finish(pa.string()),
+                  out.txid.finish(pa.string()), commit_ts, change_ts,
+                  out.commit_pos.finish(pa.binary()), out.change_pos.finish(pa.binary()), seq]
+        cols = o.columns
+        if self.images:
+            image_t = envelope.columns_struct([(c.name, c.type.arrow_type) for c in cols])
+            flags_t = envelope.flags_struct([(c.name, None) for c in cols])
+            for vals, valid, t in ((out.before, out.before_v, image_t),
+                                   (out.after, out.after_v, image_t),
+                                   (out.changed, out.changed_v, flags_t),
+                                   (out.present, out.present_v, flags_t)):
+                kids = [v.finish(f.type) for v, f in zip(vals, t)]
+                arrays.append(pa.Array.from_buffers(t, n, [valid.take_validity()],
+                                                    children=kids))
+            schema = envelope.schema([(c.name, c.type.arrow_type) for c in cols], SOURCE)
+        else:
+            schema = envelope.headers_schema(SOURCE)
+        arrays.append(source)
+        arrays.append(errors_column(n, firsts[:, ROW].tolist(), [str(e) for e in errs]))
+        arrays.append(binary_column(n, spans[:, ROW].tolist(),
+                                    [bytes(data[int(s):int(e)])
+                                     for s, e in zip(spans[:, SPAN_START], spans[:, SPAN_END])]))
+        batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
+        if self.want.messages:
+            batch = with_messages(batch, self.want,
+                                  pc.add(out.msg.finish(pa.int64()), self.part.base))
+        else:
+            out.msg.finish(pa.int64())
+        o.bytes = 0
+        o.presized = False
+        return apply_mode(batch, self.mode, self.stats, first)

@@ -1,0 +1,307 @@
+"""`lldf`: BMC AMI Log Master logical log data files, Data Change Records (SPEC §5.2).
+
+Decisions SPEC leaves open are in docs/lldf.md. This module validates options, maps catalog
+columns onto image layouts, names errors, and drives the kernel (native/cdcfast/_lldf.pyx)
+chunk by chunk; it has no per-record loop. The reference twin is cdcfast/reference/lldf.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import _tz, codepages, envelope
+from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, FLOAT32, FLOAT64, INT16, INT32, INT64,
+                       STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Table)
+from ..envelope import UTC_US
+from ..errors import DecodeError, printable
+from .base import Format, Want
+
+HEADER_MIN = 288
+
+# -- header fields: (source field or None, vendor name, offset, width, header kind) ----------
+# header kinds, shared with the kernel
+H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_YN, H_TS = range(7)
+_ARROW_H = {H_BIN1: pa.int16(), H_BIN2: pa.int32(), H_BIN4: pa.int64(), H_BINX: pa.binary(),
+            H_CHAR: pa.string(), H_YN: pa.bool_(), H_TS: UTC_US}
+
+# The source struct's fields, in SPEC order (owner_truncated / name_truncated come last and
+# are computed from TBOWNERLEN / TBNAMELEN).
+HEADER = (
+    ("systemid", "SYSTEMID", 2, 4, H_CHAR),
+    ("dbid", "DBID", 6, 2, H_BIN2),
+    ("psid", "PSID", 8, 2, H_BIN2),
+    ("obid", "TBOBID", 10, 2, H_BIN2),
+    ("dbname", "DBNAME", 16, 8, H_CHAR),
+    ("tsname", "TSNAME", 24, 8, H_CHAR),
+    ("partnum", "PARTNUM", 58, 2, H_BIN2),
+    ("logrba", "LOGRBA", 87, 10, H_BINX),
+    ("memberid", "MEMBERID", 97, 2, H_BIN2),
+    ("rid_page", "RID", 99, 4, H_BIN4),
+    ("rid_id", "RID", 103, 1, H_BIN1),
+    ("sqltype", "SQLTYPE", 106, 1, H_CHAR),
+    ("logrecdisp", "LOGRECDISP", 107, 1, H_CHAR),
+    ("sqlsrctype", "SQLSRCTYPE", 108, 1, H_CHAR),
+    ("logbytes", "LOGBYTES", 109, 4, H_BIN4),
+    ("logdelta", "LOGDELTA", 113, 2, H_BIN2),
+    ("anomaly_rowid", "ANOMALYROWID", 115, 1, H_BIN1),
+    ("anomaly_type", "ANOMALYTYPE", 116, 1, H_CHAR),
+    ("anomaly_rba", "ANOMALYRBA", 117, 10, H_BINX),
+    ("uor_ts", "UORTIMESTAMP", 127, 17, H_TS),
+    ("uordisp", "UORDISP", 161, 1, H_CHAR),
+    ("uoridlrsn", "UORIDLRSN", 162, 10, H_BINX),
+    ("uorid", "UORID", 172, 10, H_BINX),
+    ("totalsegs", "TOTALSEGS", 184, 2, H_BIN2),
+    ("uorcommitpoint", "UORCOMMITPOINT", 202, 10, H_BINX),
+    ("connection_type", "CONNECTIONTYPE", 212, 2, H_CHAR),
+    ("connect_id", "CONNECTID", 214, 8, H_CHAR),
+    ("correlation_id", "CORRELATIONID", 222, 12, H_CHAR),
+    ("authid", "AUTHID", 234, 8, H_CHAR),
+    ("plan", "PLAN", 242, 8, H_CHAR),
+    ("luw_network_id", "LUWNETWORKID", 250, 8, H_CHAR),
+    ("luw_name", "LUWNAME", 258, 8, H_CHAR),
+    ("luw_instance", "LUWINSTANCENO", 266, 6, H_BINX),
+    ("luw_seqno", "LUWSEQUENCENO", 272, 2, H_BIN2),
+    ("incomplete_trans", "INCOMPLETETRANS", 274, 1, H_YN),
+    ("incomplete_dep", "INCOMPLETEDEP", 275, 1, H_YN),
+    ("uor_has_comp", "UORHASCOMP", 276, 1, H_YN),
+    ("sqlrirba", "SQLRIRBA", 277, 10, H_BINX),
+    ("pagenum_fmt", "PAGENUMFMT", 287, 1, H_CHAR),
+)
+# fields the envelope takes (not in `source`)
+OFF_LENGTH, OFF_OWNERLEN, OFF_NAMELEN, OFF_OWNER, OFF_NAME = 0, 12, 14, 32, 40
+OFF_TIMESTAMP, OFF_LOGLRSN, OFF_CHANGE_TYPE, OFF_COMMIT_TS = 60, 77, 104, 144
+OFF_UORID, OFF_SEGLEN, OFF_TOTALSEGS, OFF_SEGNUM, OFF_COMMITLRSN = 172, 182, 184, 186, 192
+
+SOURCE = pa.struct([pa.field(name, _ARROW_H[kind]) for name, _, _, _, kind in HEADER]
+                   + [pa.field("owner_truncated", pa.bool_()),
+                      pa.field("name_truncated", pa.bool_())])
+
+# CHANGE TYPE (as ASCII text) -> op; "E" + any byte is "message"
+OPS = {"UB": "u", "I ": "c", "IL": "c", "D ": "d", "DM": "t", "DT": "t", "DR": "t",
+       "CO": "ddl", "CM": "message", "SC": "message"}
+# which images a change type carries: (before, after)
+IMAGES = {"u": (True, True), "c": (False, True), "d": (True, False)}
+
+# -- image layouts: one per catalog column, chosen when the Decoder is made -----------------
+# image kinds, shared with the kernel
+(K_I16, K_I32, K_I64, K_DEC, K_F32, K_F64, K_CHAR, K_GRAPHIC, K_VARCHAR, K_VARGRAPHIC,
+ K_VARBIN, K_CLOB, K_DBCLOB, K_BLOB, K_XML, K_BINARY, K_DATE, K_TIME, K_TS, K_TSZ,
+ K_BOOL) = range(21)
+
+
+def layout(column) -> tuple[int, int]:
+    """(image kind, fixed width in bytes or 0 for length-prefixed) of a catalog column;
+    ValueError for a type LLDF images cannot hold."""
+    t = column.type
+    base, kind = t.base, t.kind
+    if kind == INT16:
+        return K_I16, 2
+    if kind == INT32:
+        return K_I32, 4
+    if kind == INT64:
+        return K_I64, 8
+    if kind == DECIMAL:
+        return K_DEC, (t.precision + 2) // 2
+    if kind == FLOAT32:
+        return K_F32, 4
+    if kind == FLOAT64:
+        return K_F64, 8
+    if kind == BOOL:
+        return K_BOOL, 1
+    if kind == DATE32:
+        return K_DATE, 10
+    if kind == TIME64:
+        return K_TIME, 8
+    if kind == TIMESTAMP:
+        return K_TS, 19 if t.precision == 0 else 20 + t.precision
+    if kind == TIMESTAMP_TZ:
+        return K_TSZ, (19 if t.precision == 0 else 20 + t.precision) + 6
+    if kind == STRING:
+        if base in ("CHAR", "CHARACTER"):
+            return K_CHAR, t.length or 1
+        if base == "GRAPHIC":
+            return K_GRAPHIC, 2 * (t.length or 1)
+        if base in ("VARCHAR", "LONG VARCHAR", "CHARACTER VARYING"):
+            return K_VARCHAR, 0
+        if base in ("VARGRAPHIC", "LONG VARGRAPHIC"):
+            return K_VARGRAPHIC, 0
+        if base == "CLOB":
+            return K_CLOB, 0
+        if base == "DBCLOB":
+            return K_DBCLOB, 0
+        if base == "XML":
+            return K_XML, 0
+    if kind == BINARY:
+        if base in ("BINARY", "CHAR", "CHARACTER"):
+            return K_BINARY, t.length or 1
+        if base in ("VARBINARY", "VARCHAR", "LONG VARCHAR", "CHARACTER VARYING", "ROWID"):
+            return K_VARBIN, 0
+        if base == "BLOB":
+            return K_BLOB, 0
+    raise ValueError(f"type {t.name} has no layout in LLDF row images")
+
+
+def table_layout(table: Table) -> list[tuple[int, int]]:
+    out = []
+    for c in table.columns:
+        try:
+            out.append(layout(c))
+        except ValueError as e:
+            raise ValueError(f"table {table.name}, column {c.name}: {e}") from None
+    return out
+
+
+# -- errors: codes shared with the kernel; each is (field, reason) through describe() --------
+(E_RAW_REST, E_HDR_LENGTH, E_HDR_CUT, E_REC_CUT, E_DW_SHORT, E_DW_RESERVED, E_DW_CUT,
+ E_SEGLEN, E_BLOCK_FILL) = range(1, 10)           # record-level: the record cannot be split
+E_SEG_MISSING, E_SEG_ALONE, E_NO_DATA, E_DATA_LEN, E_IMAGE_CUT, E_DATA_REST = range(20, 26)
+E_CHANGE_TYPE, E_HEADER_VALUE = 30, 31            # header field (kept, the field null)
+E_IMAGE_SHORT, E_IMAGE_LONG, E_NULL_BYTE, E_VALUE = 40, 41, 42, 43   # images
+RECORD_LEVEL = range(1, 20)
+
+
+def hex_bytes(raw: bytes, limit: int = 40) -> str:
+    """X'…' of up to `limit` bytes, then … when there are more."""
+    raw = bytes(raw)
+    return f"X'{raw[:limit].hex().upper()}'" + ("…" if len(raw) > limit else "")
+
+
+_HEADER_WHAT = {H_TS: "a BIN(17) timestamp", H_YN: "Y, N or blank"}
+
+
+def describe(code: int, field: str, a: int, b: int, raw: bytes, what: str) -> str:
+    """The reason text of an error (the same for the kernel and the reference). `field` is
+    what the error names (DecodeError.field), `a`, `b` the code's numbers, `raw` the bytes
+    shown, `what` the type or table text it needs."""
+    if code == E_RAW_REST:
+        return f"{a} bytes left, fewer than a {HEADER_MIN}-byte header"
+    if code == E_HDR_LENGTH:
+        return f"header length {a} is below {HEADER_MIN}"
+    if code == E_HDR_CUT:
+        return f"header of {a} bytes overruns the record ({b} bytes left)"
+    if code == E_REC_CUT:
+        return f"record of {a} bytes overruns the input ({b} bytes left)"
+    if code == E_DW_SHORT:
+        return f"{field} length {a} is below 4" if b >= 4 else \
+            f"{field} needs 4 bytes, {b} left"
+    if code == E_DW_RESERVED:
+        return f"{field} bytes 2-3 are {hex_bytes(raw)}, not zero"
+    if code == E_DW_CUT:
+        return f"{field} length {a} overruns the input ({b} bytes left)"
+    if code == E_SEGLEN:
+        return f"header length {a} + SEGLEN {b} disagrees with the record ({what} bytes)"
+    if code == E_BLOCK_FILL:
+        return f"RDW length {a} overruns its block ({b} bytes left)"
+    if code == E_SEG_MISSING:
+        return f"segment {a} of {b} is missing"
+    if code == E_SEG_ALONE:
+        return f"segment {a} of {b} arrives without segment 1"
+    if code == E_NO_DATA:
+        return "no row image"
+    if code == E_DATA_LEN:
+        return f"total length {a} disagrees with the {b} data bytes"
+    if code == E_IMAGE_CUT:
+        return f"row image of {a} bytes overruns the DATA ({b} bytes left)"
+    if code == E_DATA_REST:
+        return f"{a} bytes follow the row images"
+    if code == E_CHANGE_TYPE:
+        return f"{hex_bytes(raw)} is not a known change type"
+    if code == E_HEADER_VALUE:
+        return f"{hex_bytes(raw)} is not {what}"
+    if code == E_IMAGE_SHORT:
+        return f"row image of {a} bytes does not match table {printable(what)} " \
+               f"(its columns need more)"
+    if code == E_IMAGE_LONG:
+        return f"row image of {a} bytes does not match table {printable(what)} " \
+               f"(its columns use {b})"
+    if code == E_NULL_BYTE:
+        return f"null byte X'{a:02X}' is not X'00' or X'FF'"
+    if code == E_VALUE:
+        return f"{hex_bytes(raw)} is not {what}"
+    raise AssertionError(f"unknown error code {code}")
+
+
+def header_what(kind: int, encoding: str) -> str:
+    return _HEADER_WHAT.get(kind, f"{encoding} text")
+
+
+class Lldf(Format):
+    name = "lldf"
+    DEFAULTS = {"framing": "raw", "encoding": "cp037", "float_format": "hfp",
+                "order": "input", "source_tz": "UTC"}
+    source_type = SOURCE
+    ENCODINGS = ("cp037", "cp1047", "cp500", "cp1140", "cp273", "latin-1", "ascii")
+
+    def __init__(self, catalog, **options):
+        super().__init__(catalog, **options)
+        o = self.options
+        for name, allowed in (("framing", ("raw", "rdw", "vb")),
+                              ("float_format", ("hfp", "ieee")),
+                              ("order", ("input", "commit"))):
+            o[name] = str(o[name]).lower()
+            if o[name] not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, "
+                                 f"not {options[name]!r}")
+        enc = codepages.canonical(o["encoding"])
+        if enc not in self.ENCODINGS:
+            raise ValueError(f"encoding {o['encoding']!r} is not a single-byte code page "
+                             f"LLDF can use ({', '.join(self.ENCODINGS)})")
+        self.encoding = o["encoding"] = enc
+        _tz.check_zone(o["source_tz"])
+        self.layouts = {t.name: table_layout(t) for t in (catalog or ())}
+        self.u8, self.u8len = codepages.utf8_table(enc)
+        self.asc = codepages.ascii_table(enc)
+        self.space = codepages.encode_text(" ", enc)[0]
+
+    # -- the envelope ----------------------------------------------------------------------
+    def columns(self, table, ncols=0):
+        if table is None:
+            return []
+        return [(c.name, c.type.arrow_type) for c in table.columns]
+
+    def text(self, raw: bytes) -> str:
+        """Names as text (lenient: they only name things)."""
+        try:
+            return codepages.decode_bytes(raw, self.encoding)
+        except UnicodeError:
+            return bytes(raw).decode("latin-1")
+
+    def error(self, code, field, a, b, raw, what, message, offset) -> DecodeError:
+        return DecodeError(describe(code, field, a, b, raw, what), message, offset, field)
+
+    # -- order -----------------------------------------------------------------------------
+    def order_batch(self, batch):
+        """`order="commit"`: a stable sort by commit_pos, then change_pos (nulls last)."""
+        if self.options["order"] != "commit" or batch.num_rows < 2:
+            return batch
+        idx = pc.sort_indices(batch, sort_keys=[("commit_pos", "ascending"),
+                                                ("change_pos", "ascending")])   # nulls last
+        return batch.take(idx)
+
+    def finish_table(self, table: pa.Table) -> pa.Table:
+        """The whole result of decode / decode_tables / headers, ordered as asked."""
+        if self.options["order"] != "commit" or table.num_rows < 2:
+            return table
+        return self.order_batch(table.combine_chunks())
+
+    # -- decoding --------------------------------------------------------------------------
+    def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
+                stats: dict, native: bool):
+        if not native:
+            from ..reference.lldf import reference_batches
+            gen = reference_batches(self, parts, want, images, batch_rows, mode, stats)
+        else:
+            from ._lldf_run import native_batches
+            gen = native_batches(self, parts, want, images, batch_rows, mode, stats)
+        for key, batch in gen:
+            yield key, self.order_batch(batch)
+
+    def split_points(self, data, step: int, native: bool) -> list:
+        if len(data) <= step:
+            return [0, len(data)]
+        if native:
+            from .. import _lldf
+            return _lldf.record_starts(data, self.options["framing"], step)
+        from ..reference.lldf import record_starts
+        return record_starts(data, self.options["framing"], step)
