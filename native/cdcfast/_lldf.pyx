@@ -20,7 +20,7 @@ cimport cython
 
 from cdcfast._arrow cimport Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get
 from cdcfast._values cimport (A, cdc_i128, parse_date10, parse_time, parse_timestamp,
-                              utf8_valid, to_utf8, US_PER_DAY)
+                              utf8_valid, cp_to_utf8, to_ascii)
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
                               utf16be_to_utf8)
 
@@ -782,9 +782,14 @@ cdef class TableOut:
     cdef int64_t nerr, errcap
     cdef uint8_t* raw
     cdef int64_t nraw, rawcap
-    # per chunk: the rows' record indexes
+    # per chunk: the rows' record indexes; the value columns as C structs
     cdef int64_t* rows
     cdef int64_t rowcap
+    cdef Col* cb
+    cdef Col* ca
+    cdef Col* cc
+    cdef Col* cp
+    cdef int64_t ccap
 
     def __cinit__(self, kinds, widths, precs, nullables, tzs, bint images, header,
                   bytes asc, bytes u8, bytes u8len, int space, bint hfp, bint ascii_only):
@@ -836,6 +841,7 @@ cdef class TableOut:
         free(self.kind); free(self.width); free(self.prec); free(self.nullable); free(self.tz)
         free(self.h_kind); free(self.h_off); free(self.h_width)
         free(self.errs); free(self.raw); free(self.rows)
+        free(self.cb); free(self.ca); free(self.cc); free(self.cp)
 
     cdef Column _head_column(self, int64_t k):
         if k == H_BIN1:
@@ -1219,13 +1225,57 @@ cdef class TableOut:
         return 0
 
     # -- images ----------------------------------------------------------------------------
+    # The value columns are written through `Col` structs loaded once per chunk (after every
+    # column has room for the chunk's rows): no Python object is touched per value. Variable-
+    # length data may still grow mid-chunk (_grow_var), which reloads its pointer.
+    cdef int _load(self, list cols, Col* out) except -1:
+        cdef int64_t j
+        cdef Column c
+        for j in range(self.ncols):
+            c = <Column>cols[j]
+            out[j].valid = c.valid
+            out[j].data = c.data
+            out[j].offs = c.offs
+            out[j].dlen = c.dlen
+            out[j].dcap = c.dcap
+            out[j].width = c.width
+            out[j].layout = c.layout
+        return 0
+
+    cdef void _store(self, list cols, Col* cs, int64_t length) noexcept:
+        cdef int64_t j
+        cdef Column c
+        for j in range(self.ncols):
+            c = <Column>cols[j]
+            c.dlen = cs[j].dlen
+            c.length = length
+
+    cdef int _grow_var(self, list cols, Col* cs, int64_t j, int64_t need) except -1:
+        cdef Column c = <Column>cols[j]
+        c.dlen = cs[j].dlen
+        c.reserve_data(need)
+        cs[j].data = c.data
+        cs[j].dcap = c.dcap
+        return 0
+
     cdef int _images(self, Framer fr, int64_t k, int64_t row0) except -1:
-        cdef int64_t i, r, row, m, q, ilen, used, e0, j, pos
+        cdef int64_t i, r, row, m, q, ilen, used, e0, pos, n = self.ncols
         cdef uint8_t op
         cdef const uint8_t* dat
         cdef bint bad, has_b, has_a, ok_b, ok_a
         cdef int side
         cdef int64_t raw0, e_rec, raw_rec
+        cdef Col* cs
+        if self.ccap < n:
+            self.ccap = n
+            self.cb = <Col*>_grow(self.cb, n * sizeof(Col))
+            self.ca = <Col*>_grow(self.ca, n * sizeof(Col))
+            self.cc = <Col*>_grow(self.cc, n * sizeof(Col))
+            self.cp = <Col*>_grow(self.cp, n * sizeof(Col))
+        self._load(self.before, self.cb)
+        self._load(self.after, self.ca)
+        self._load(self.changed, self.cc)
+        self._load(self.present, self.cp)
         for i in range(k):
             r = self.rows[i]
             row = row0 + i
@@ -1234,10 +1284,9 @@ cdef class TableOut:
             has_a = op == OP_U or op == OP_C
             ok_b = ok_a = 0
             if fr.r_tab[r] < 0 or not (has_a or has_b) or fr.r_err[r] != 0:
-                self._nulls(self.before, row)
-                self._nulls(self.after, row)
-                self._flags(row, 0, 0)
-                continue
+                _nulls(self.cb, n, row)
+                _nulls(self.ca, n, row)
+                continue                        # changed / present null
             dat = fr.dat(r)
             m = fr.r_dlen[r]
             q = 2
@@ -1245,13 +1294,14 @@ cdef class TableOut:
             e_rec = self.nerr
             raw_rec = self.nraw
             for side in range(2):
+                cs = self.cb if side == 0 else self.ca
                 if (side == 0 and not has_b) or (side == 1 and not has_a):
-                    self._nulls(self.before if side == 0 else self.after, row)
+                    _nulls(cs, n, row)
                     continue
                 pos = fr.dpos(r, q)
                 if m - q < 2 or q + 2 + <int64_t>be16(dat + q) > m:
                     bad = 1
-                    self.nerr = e_rec       # no image at all: their values' errors go too
+                    self.nerr = e_rec           # no image at all: their values' errors go too
                     self.nraw = raw_rec
                     self._err(row, E_IMAGE_CUT, F_BEFORE if side == 0 else F_AFTER, pos,
                               2 if m - q < 2 else 2 + <int64_t>be16(dat + q), m - q, 0,
@@ -1267,7 +1317,7 @@ cdef class TableOut:
                     self._err(row, E_IMAGE_SHORT if used < 0 else E_IMAGE_LONG,
                               F_BEFORE if side == 0 else F_AFTER, pos, ilen, used, 0,
                               fr.r_msg[r], NULL, 0)
-                    self._unset(self.before if side == 0 else self.after, row)
+                    _unset(cs, n, row)
                 elif side == 0:
                     ok_b = 1
                 else:
@@ -1275,8 +1325,8 @@ cdef class TableOut:
                 q += 2 + ilen
             if bad:                             # the DATA is cut: no image at all
                 ok_a = ok_b = 0
-                self._unset(self.before, row)
-                self._unset(self.after, row)
+                _unset(self.cb, n, row)
+                _unset(self.ca, n, row)
             elif q < m:
                 self._err(row, E_DATA_REST, F_DATA, fr.dpos(r, q), m - q, 0, 0, fr.r_msg[r],
                           NULL, 0)
@@ -1284,222 +1334,219 @@ cdef class TableOut:
                 col_valid(self.before_v, row)
             if ok_a:
                 col_valid(self.after_v, row)
-            if op == OP_C:
-                self._flags(row, ok_a, 1)
-            elif op == OP_D:
-                self._flags(row, ok_b, 2)
-            elif ok_a and ok_b:
-                self._flags(row, 1, 3)
-            else:
-                self._flags(row, 0, 0)
+            if (op == OP_C and ok_a) or (op == OP_D and ok_b) or (op == OP_U and ok_a and ok_b):
+                _flags(self.cc, self.cp, self.cb, self.ca, n, row, op)
+                col_valid(self.changed_v, row)
+                col_valid(self.present_v, row)
+        self._store(self.before, self.cb, row0 + k)
+        self._store(self.after, self.ca, row0 + k)
+        self._store(self.changed, self.cc, row0 + k)
+        self._store(self.present, self.cp, row0 + k)
         self.before_v.length = row0 + k
         self.after_v.length = row0 + k
         self.changed_v.length = row0 + k
         self.present_v.length = row0 + k
         return 0
 
-    cdef void _nulls(self, list cols, int64_t row) noexcept:
-        """Null values at `row` for every column of an image (nothing written yet there)."""
-        cdef Column c
-        for c in cols:
-            if c.layout == VAR:
-                c.offs[row + 1] = <int32_t>c.dlen
-            c.length = row + 1
-
-    cdef void _unset(self, list cols, int64_t row) noexcept:
-        """Take back what an image wrote at `row` (the last row): every value null."""
-        cdef Column c
-        for c in cols:
-            c.valid[row >> 3] &= <uint8_t>~(1 << (row & 7))
-            if c.layout == VAR:
-                c.dlen = c.offs[row]
-                c.offs[row + 1] = <int32_t>c.dlen
-            c.length = row + 1
-
-    cdef void _flags(self, int64_t row, bint ok, int how) noexcept:
-        """changed / present at `row`: how 1 all true (insert), 2 all false (delete),
-        3 compare before and after (update); not ok: both null."""
-        cdef int64_t j
-        cdef Column ch, pr
-        for j in range(self.ncols):
-            ch = <Column>self.changed[j]
-            pr = <Column>self.present[j]
-            if ok:
-                if how == 1 or (how == 3 and self._differs(j, row)):
-                    bits_set(ch.data, row)
-                col_valid(ch, row)
-                bits_set(pr.data, row)
-                col_valid(pr, row)
-            ch.length = row + 1
-            pr.length = row + 1
-        if ok:
-            col_valid(self.changed_v, row)
-            col_valid(self.present_v, row)
-
-    cdef bint _differs(self, int64_t j, int64_t row) noexcept:
-        cdef Column b = <Column>self.before[j], a = <Column>self.after[j]
-        cdef bint vb = bits_get(b.valid, row), va = bits_get(a.valid, row)
-        cdef int64_t n
-        if vb != va:
-            return 1
-        if not vb:
-            return 0
-        if b.layout == FIXED:
-            return memcmp(b.data + row * b.width, a.data + row * a.width, b.width) != 0
-        if b.layout == BITS:
-            return bits_get(b.data, row) != bits_get(a.data, row)
-        n = b.offs[row + 1] - b.offs[row]
-        return n != a.offs[row + 1] - a.offs[row] or \
-            memcmp(b.data + b.offs[row], a.data + a.offs[row], n) != 0
-
     cdef int64_t _image(self, Framer fr, int64_t r, const uint8_t* p, int64_t n, int64_t base,
                         int side, int64_t row) except -2:
         """The columns of one image (n bytes at p; base: its offset in the record's data)
         written at `row`. Returns the bytes the columns use, -1 when they need more."""
         cdef list cols = self.before if side == 0 else self.after
+        cdef Col* cs = self.cb if side == 0 else self.ca
+        cdef Col* x
         cdef int64_t j, q = 0, vpos, kind, w, ln, s, o
         cdef int32_t fbase = F_BEFORE_COL if side == 0 else F_AFTER_COL
         cdef uint8_t nb
-        cdef bint isnull
-        cdef Column c
         cdef const uint8_t* v
         cdef const uint8_t* a = self.asc
         cdef int64_t iv, us
         cdef cdc_i128 dv
-        cdef double x
+        cdef double xd
         cdef float fx
         cdef uint64_t bits
-        cdef uint8_t tmp[40]
+        cdef uint8_t tmp[64]
         cdef bint ok
+        cdef uint64_t bit = <uint64_t>1 << (row & 7)
+        cdef int64_t byte = row >> 3
         for j in range(self.ncols):
             kind = self.kind[j]
             w = self.width[j]
+            x = cs + j
             vpos = q
-            isnull = 0
-            c = <Column>cols[j]
+            nb = 0
             if self.nullable[j]:
                 if q >= n:
-                    self._unwind(cols, j, row)
                     return -1
                 nb = p[q]
                 q += 1
-                if nb != 0:
-                    isnull = 1
-                    if nb != 0xFF:
-                        self._err(row, E_NULL_BYTE, fbase + <int32_t>j,
-                                  fr.dpos(r, base + vpos), nb, 0, 0, fr.r_msg[r], NULL, 0)
             if w:
                 s = q
                 ln = w
             elif kind == K_CLOB or kind == K_DBCLOB or kind == K_BLOB or kind == K_XML:
                 if q + 4 > n:
-                    self._unwind(cols, j, row)
                     return -1
                 ln = be32(p + q)
                 s = q + 4
             else:
                 if q + 2 > n:
-                    self._unwind(cols, j, row)
                     return -1
                 ln = be16(p + q)
                 s = q + 2
             if ln > n - s:
-                self._unwind(cols, j, row)
                 return -1
             q = s + ln
-            if isnull:
-                if c.layout == VAR:
-                    c.offs[row + 1] = <int32_t>c.dlen
-                c.length = row + 1
+            if nb:
+                if nb != 0xFF:
+                    self._err(row, E_NULL_BYTE, fbase + <int32_t>j, fr.dpos(r, base + vpos),
+                              nb, 0, 0, fr.r_msg[r], NULL, 0)
+                if x.layout == VAR:
+                    x.offs[row + 1] = <int32_t>x.dlen
                 continue
             v = p + s
             ok = 1
             if kind == K_I16:
-                (<int16_t*>c.data)[row] = <int16_t>be16(v)
+                (<int16_t*>x.data)[row] = <int16_t>be16(v)
             elif kind == K_I32:
-                (<int32_t*>c.data)[row] = <int32_t>be32(v)
+                (<int32_t*>x.data)[row] = <int32_t>be32(v)
             elif kind == K_I64:
-                (<int64_t*>c.data)[row] = <int64_t>be64(v)
+                (<int64_t*>x.data)[row] = <int64_t>be64(v)
             elif kind == K_DEC:
                 ok = packed_decimal(v, ln, <int>self.prec[j], &dv)
-                if ok:
-                    memcpy(c.data + 16 * row, &dv, 16)
+                memcpy(x.data + 16 * row, &dv, 16)
             elif kind == K_F32:
                 if self.hfp:
-                    x = hfp32(v)
-                    ok = not (x > 3.4028234663852886e38 or x < -3.4028234663852886e38)
-                    fx = <float>x
+                    xd = hfp32(v)
+                    ok = not (xd > 3.4028234663852886e38 or xd < -3.4028234663852886e38)
+                    fx = <float>xd
                 else:
                     bits = be32(v)
                     memcpy(&fx, &bits, 4)
-                (<float*>c.data)[row] = fx
+                (<float*>x.data)[row] = fx
             elif kind == K_F64:
                 if self.hfp:
-                    x = hfp64(v)
+                    xd = hfp64(v)
                 else:
                     bits = be64(v)
-                    memcpy(&x, &bits, 8)
-                (<double*>c.data)[row] = x
+                    memcpy(&xd, &bits, 8)
+                (<double*>x.data)[row] = xd
             elif kind == K_BOOL:
                 ok = v[0] <= 1
                 if v[0] == 1:
-                    bits_set(c.data, row)
+                    x.data[byte] |= <uint8_t>bit
             elif kind == K_DATE:
-                ok = parse_date10(v, 10, a, &iv) and iv == <int32_t>iv
-                (<int32_t*>c.data)[row] = <int32_t>iv
+                ok = to_ascii(v, 10, a, tmp) and parse_date10(tmp, 10, NULL, &iv) \
+                    and iv == <int32_t>iv
+                (<int32_t*>x.data)[row] = <int32_t>iv
             elif kind == K_TIME:
-                ok = parse_time(v, 8, a, &us)
-                (<int64_t*>c.data)[row] = us
+                ok = to_ascii(v, 8, a, tmp) and parse_time(tmp, 8, NULL, &us)
+                (<int64_t*>x.data)[row] = us
             elif kind == K_TS or kind == K_TSZ:
-                ok = parse_timestamp(v, ln, a, kind == K_TSZ, &us)
-                (<int64_t*>c.data)[row] = us
+                ok = ln <= 48 and to_ascii(v, ln, a, tmp) \
+                    and parse_timestamp(tmp, ln, NULL, kind == K_TSZ, &us)
+                (<int64_t*>x.data)[row] = us
             elif kind == K_BINARY or kind == K_VARBIN or kind == K_BLOB:
-                if c.dlen + ln > c.dcap:
-                    c.reserve_data(ln)
-                memcpy(c.data + c.dlen, v, ln)
-                c.dlen += ln
+                if x.dlen + ln > x.dcap:
+                    self._grow_var(cols, cs, j, ln)
+                memcpy(x.data + x.dlen, v, ln)
+                x.dlen += ln
             elif kind == K_GRAPHIC or kind == K_VARGRAPHIC or kind == K_DBCLOB:
-                if c.dlen + 2 * ln > c.dcap:
-                    c.reserve_data(2 * ln)
-                o = utf16be_to_utf8(v, ln, c.data + c.dlen)
+                if x.dlen + 2 * ln > x.dcap:
+                    self._grow_var(cols, cs, j, 2 * ln)
+                o = utf16be_to_utf8(v, ln, x.data + x.dlen)
                 ok = o >= 0
                 if ok:
-                    c.dlen += o
+                    x.dlen += o
             elif kind == K_XML:
-                if c.dlen + ln > c.dcap:
-                    c.reserve_data(ln)
+                if x.dlen + ln > x.dcap:
+                    self._grow_var(cols, cs, j, ln)
                 ok = utf8_valid(v, ln)
                 if ok:
-                    memcpy(c.data + c.dlen, v, ln)
-                    c.dlen += ln
+                    memcpy(x.data + x.dlen, v, ln)
+                    x.dlen += ln
             else:                                    # CHAR, VARCHAR, CLOB: the code page
-                if c.dlen + 3 * ln > c.dcap:
-                    c.reserve_data(3 * ln)
-                o = to_utf8(v, ln, self.u8, self.u8len, c.data + c.dlen)
+                if x.dlen + 3 * ln > x.dcap:
+                    self._grow_var(cols, cs, j, 3 * ln)
+                o = cp_to_utf8(v, ln, a, self.u8, self.u8len, x.data + x.dlen)
                 ok = o >= 0
                 if ok:
-                    c.dlen += o
+                    x.dlen += o
             if ok:
-                col_valid(c, row)
+                x.valid[byte] |= <uint8_t>bit
             else:
                 self._err(row, E_VALUE, fbase + <int32_t>j, fr.dpos(r, base + vpos), 0, 0, 0,
                           fr.r_msg[r], v, ln)
-            if c.layout == VAR:
-                c.offs[row + 1] = <int32_t>c.dlen
-            c.length = row + 1
+            if x.layout == VAR:
+                x.offs[row + 1] = <int32_t>x.dlen
         return q
 
-    cdef void _unwind(self, list cols, int64_t j, int64_t row) noexcept:
-        """Columns j… of an image that ran out of bytes: null at `row` (the caller then takes
-        back the whole image)."""
-        cdef int64_t t
-        cdef Column c
-        for t in range(j, self.ncols):
-            c = <Column>cols[t]
-            if c.layout == VAR:
-                c.offs[row + 1] = <int32_t>c.dlen
-            c.length = row + 1
 
+cdef struct Col:
+    # one value column while a chunk is written (see TableOut._load)
+    uint8_t* valid
+    uint8_t* data
+    int32_t* offs
+    int64_t dlen, dcap, width
+    int layout
+
+
+cdef inline void _nulls(Col* cs, int64_t n, int64_t row) noexcept nogil:
+    """Every column of an image null at `row` (nothing written there yet)."""
+    cdef int64_t j
+    for j in range(n):
+        if cs[j].layout == VAR:
+            cs[j].offs[row + 1] = <int32_t>cs[j].dlen
+
+
+cdef inline void _unset(Col* cs, int64_t n, int64_t row) noexcept nogil:
+    """Take back what an image wrote at `row` (the last row): every value null."""
+    cdef int64_t j
+    for j in range(n):
+        cs[j].valid[row >> 3] &= <uint8_t>~(1 << (row & 7))
+        if cs[j].layout == VAR:
+            cs[j].dlen = cs[j].offs[row]
+            cs[j].offs[row + 1] = <int32_t>cs[j].dlen
+
+
+cdef inline void _flags(Col* cc, Col* cp, Col* cb, Col* ca, int64_t n, int64_t row,
+                        uint8_t op) noexcept nogil:
+    """changed / present at `row` of a record whose images were read: inserts all changed,
+    deletes none, updates where before and after differ."""
+    cdef int64_t j, byte = row >> 3
+    cdef uint8_t bit = <uint8_t>(1 << (row & 7))
+    for j in range(n):
+        if op == OP_C or (op == OP_U and _differs(cb + j, ca + j, row)):
+            cc[j].data[byte] |= bit
+        cc[j].valid[byte] |= bit
+        cp[j].data[byte] |= bit
+        cp[j].valid[byte] |= bit
+
+
+cdef inline bint _differs(Col* b, Col* a, int64_t row) noexcept nogil:
+    """Before and after differ at `row` (null-safe; values compared by their bytes)."""
+    cdef int64_t byte = row >> 3, w, n, i
+    cdef uint8_t bit = <uint8_t>(1 << (row & 7))
+    cdef bint vb = (b.valid[byte] & bit) != 0, va = (a.valid[byte] & bit) != 0
+    cdef const uint8_t* x
+    cdef const uint8_t* y
+    if vb != va:
+        return 1
+    if not vb:
+        return 0
+    if b.layout == FIXED:
+        w = b.width
+        x = b.data + row * w
+        y = a.data + row * w
+        for i in range(w):
+            if x[i] != y[i]:
+                return 1
+        return 0
+    if b.layout == BITS:
+        return (b.data[byte] & bit) != (a.data[byte] & bit)
+    n = b.offs[row + 1] - b.offs[row]
+    if n != a.offs[row + 1] - a.offs[row]:
+        return 1
+    return memcmp(b.data + b.offs[row], a.data + a.offs[row], n) != 0
 
 
 def record_starts(data, str framing, int64_t step):

@@ -542,3 +542,50 @@ cdef inline Py_ssize_t to_utf8(const uint8_t* p, Py_ssize_t n, const uint8_t* u8
                 out[o + 2] = u8[b * 4 + 2]
             o += k
     return o
+
+
+cdef inline uint64_t _ascii8(const uint8_t* p, const uint8_t* asc) noexcept nogil:
+    """Eight code-page bytes as their ASCII bytes, in one word (a 0 byte where a byte is not
+    ASCII in the code page)."""
+    return (<uint64_t>asc[p[0]] | (<uint64_t>asc[p[1]] << 8) | (<uint64_t>asc[p[2]] << 16)
+            | (<uint64_t>asc[p[3]] << 24) | (<uint64_t>asc[p[4]] << 32)
+            | (<uint64_t>asc[p[5]] << 40) | (<uint64_t>asc[p[6]] << 48)
+            | (<uint64_t>asc[p[7]] << 56))
+
+
+cdef inline Py_ssize_t cp_to_utf8(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                                  const uint8_t* u8, const uint8_t* u8len,
+                                  uint8_t* out) noexcept nogil:
+    """Single-byte code page → UTF-8 (see to_utf8), eight bytes a step while they are all
+    ASCII characters (the common case: names, codes, English text), through the code page's
+    ASCII table `asc`; other bytes through the UTF-8 table. Returns bytes written, or -1."""
+    cdef Py_ssize_t i = 0, o = 0, k
+    cdef uint64_t w
+    while i + 8 <= n:
+        w = _ascii8(p + i, asc)
+        if (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL:   # a zero byte
+            k = to_utf8(p + i, 8, u8, u8len, out + o)
+            if k < 0:
+                return -1
+            o += k
+        else:
+            memcpy(out + o, &w, 8)
+            o += 8
+        i += 8
+    k = to_utf8(p + i, n - i, u8, u8len, out + o)
+    if k < 0:
+        return -1
+    return o + k
+
+
+cdef inline bint to_ascii(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                          uint8_t* out) noexcept nogil:
+    """n code-page bytes as ASCII into out (the text parsers' fast paths then apply); 0 when
+    one is not ASCII in the code page."""
+    cdef Py_ssize_t i
+    cdef uint8_t bad = 0, c
+    for i in range(n):
+        c = asc[p[i]]
+        bad |= c == 0
+        out[i] = c
+    return not bad
