@@ -152,10 +152,21 @@ def _inspect(args) -> int:
     return 0
 
 
+def _generator_options(pairs) -> dict:
+    """--option KEY=VALUE for the generator: numbers and true/false as such."""
+    out = {}
+    for k, v in _options(pairs).items():
+        low = v.lower()
+        out[k] = True if low == "true" else False if low == "false" else \
+            int(v) if v.isdigit() else v
+    return out
+
+
 def _generate(args) -> int:
     from .encode import generate
     data, catalog = generate(args.format, rows=args.rows, table_width=args.table_width,
-                             tables=args.tables, seed=args.seed)
+                             tables=args.tables, seed=args.seed,
+                             **_generator_options(args.option))
     with open(args.output, "wb") as f:
         f.write(data)
     catalog.save(args.output + ".catalog.json")
@@ -175,68 +186,83 @@ def _bench(args) -> int:
     return 0
 
 
+# the demo's formats: (format, what it is, file suffix)
+DEMO = (("ibm-delimited", "IBM Q Replication delimited", "del"),
+        ("lldf", "BMC Log Master LLDF (EBCDIC, binary)", "lldf"))
+
+
 def _demo(args) -> int:
-    """Generate a sample stream, decode it on local Spark (and in this process), show a few
-    events and the throughput."""
+    """Generate a sample of every format, decode each in this process and on local Spark
+    (the cdcfast data source), show a few events and the throughput."""
+    import cdcfast
+    print(f"cdcfast {cdcfast.__version__} (native kernels: {cdcfast.native_available()})")
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("(pyspark is not installed: `pip install -e \".[spark]\"` for the Spark part)")
+        pyspark = None
+    spark = ours = None
+    if pyspark is not None:
+        import time
+        from pyspark.sql import SparkSession
+        from . import spark as cs
+        t = time.perf_counter()
+        ours = SparkSession.getActiveSession() is None      # else a caller's: leave it running
+        spark = _local_spark(args.cores)
+        print(f"local Spark {spark.version} on local[{args.cores}] started in "
+              f"{time.perf_counter() - t:.1f} s")
+        cs.register(spark)
+    try:
+        for fmt, what, suffix in DEMO:
+            _demo_format(fmt, what, suffix, args.rows, spark)
+    finally:
+        if ours:
+            spark.stop()
+    return 0
+
+
+def _demo_format(fmt, what, suffix, rows, spark):
     import os
     import tempfile
     import time
 
     import cdcfast
     from .encode import generate
-    data, catalog = generate("ibm-delimited", rows=args.rows, table_width=20, seed=1)
+    data, catalog = generate(fmt, rows=rows, table_width=20, seed=1)
     table = catalog.tables[0].name
-    print(f"cdcfast {cdcfast.__version__} (native kernels: {cdcfast.native_available()})")
-    print(f"generated {args.rows:,} IBM Q Replication delimited records "
-          f"({len(data) / 1e6:.1f} MB) of {table}")
-    dec = cdcfast.Decoder("ibm-delimited", catalog=catalog)
-    dec.decode(data[:100000], table=table)           # warm up
+    print(f"\n== {fmt}: generated {rows:,} {what} records ({len(data) / 1e6:.1f} MB) of {table}")
+    dec = cdcfast.Decoder(fmt, catalog=catalog)
+    dec.headers(data[:100000])                      # warm up
     t = time.perf_counter()
     events = dec.decode(data, table=table)
     secs = time.perf_counter() - t
     print(f"in this process: {events.num_rows:,} events in {secs:.2f} s, "
           f"{len(data) / 1e6 / secs:,.0f} MB/s, {events.num_rows / secs:,.0f} rows/s "
           f"(stats: {dec.last_stats})")
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        print("(pyspark is not installed: `pip install -e \".[spark]\"` for the Spark part)")
-        _show(events.slice(0, 3).to_pylist())
-        return 0
+    if spark is None:
+        _show(events.slice(0, 2).to_pylist())
+        return
     with tempfile.TemporaryDirectory() as tmp:
         # the sample as 4 files: the data source reads one partition per file
         path = os.path.join(tmp, "landing")
         os.makedirs(path)
         size = 0
         for i in range(4):
-            part, _ = generate("ibm-delimited", rows=args.rows // 4, table_width=20, seed=1 + i)
-            with open(os.path.join(path, f"part-{i}.del"), "wb") as f:
+            part, _ = generate(fmt, rows=rows // 4, table_width=20, seed=1 + i)
+            with open(os.path.join(path, f"part-{i}.{suffix}"), "wb") as f:
                 f.write(part)
             size += len(part)
         catalog.save(path + ".catalog.json")
-        from . import spark as cs
-        t = time.perf_counter()
-        from pyspark.sql import SparkSession
-        ours = SparkSession.getActiveSession() is None      # else a caller's: leave it running
-        spark = _local_spark(args.cores)
-        print(f"local Spark {spark.version} on local[{args.cores}] started in "
-              f"{time.perf_counter() - t:.1f} s")
-        cs.register(spark)
-        df = spark.read.format("cdcfast").option("format", "ibm-delimited") \
+        df = spark.read.format("cdcfast").option("format", fmt) \
             .option("catalog", path + ".catalog.json").option("table", table).load(path)
         df.write.format("noop").mode("overwrite").save()     # warm up the Python workers
         t = time.perf_counter()
         df.write.format("noop").mode("overwrite").save()
         secs = time.perf_counter() - t
-        first = df.where("seq = 0 and after.ORDER_ID <= 2").collect()   # read to the end
-        _show(sorted((r.asDict(recursive=True) for r in first),
-                     key=lambda r: r["after"]["ORDER_ID"])[:3])
+        _show([r.asDict(recursive=True) for r in df.orderBy("seq").limit(2).collect()])
         n = df.count()
         print(f"on Spark (the cdcfast data source, 4 files): {n:,} events in {secs:.2f} s, "
               f"{size / 1e6 / secs:,.0f} MB/s, {n / secs:,.0f} rows/s")
-        if ours:
-            spark.stop()
-    return 0
 
 
 def _show(rows):
@@ -280,6 +306,9 @@ def main(argv=None) -> int:
     g.add_argument("--tables", type=int, default=1)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("-o", "--output", required=True)
+    g.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="generator option, e.g. framing=rdw, segment_bytes=4000, "
+                        "encoding=cp1047, control=true (repeatable)")
     g.set_defaults(run=_generate)
 
     b = sub.add_parser("bench", help="throughput against the reference and pyarrow (SPEC §8)")

@@ -131,7 +131,9 @@ class _Run:
             if t is not None:           # the requested table exists even if the input lacks it
                 self._output(want.requested, t)
         while True:
-            st = fr.scan(CHUNK_RECORDS)
+            room = self.batch_rows - max([o.out.length for o in self.outputs.values()
+                                          if o.out is not None] or [0])
+            st = fr.scan(max(1, min(CHUNK_RECORDS, room)))
             if st == 2:
                 self._register()
                 continue

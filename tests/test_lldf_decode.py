@@ -1,4 +1,5 @@
-"""`lldf`: the pure-Python reference decoder (cdcfast.reference.lldf) on hand-made records.
+"""`lldf` on hand-made records: every test runs against the native decoder and the pure-Python
+reference decoder (cdcfast.reference.lldf) alike.
 
 Every record here is built byte by byte with `struct` (a 288-byte header at the seed's
 offsets, cp037 text through codepages.encode_text), so the expectations follow docs/lldf.md
@@ -12,10 +13,29 @@ import struct
 import pyarrow as pa
 import pytest
 
+import cdcfast
 import cdcfast.reference
 from cdcfast import codepages
 from cdcfast.errors import DecodeError
-from cdcfast.reference.lldf import record_starts
+from cdcfast.reference import lldf as reference_lldf
+
+API = cdcfast                    # set per test by the fixture below
+
+
+@pytest.fixture(autouse=True, params=["native", "reference"])
+def api(request):
+    """Each test twice: through the native kernel and through the reference decoder."""
+    global API
+    API = cdcfast if request.param == "native" else cdcfast.reference
+    yield request.param
+    API = cdcfast
+
+
+def record_starts(data, framing, step):
+    if API is cdcfast:
+        from cdcfast import _lldf
+        return _lldf.record_starts(data, framing, step)
+    return reference_lldf.record_starts(data, framing, step)
 
 FMT = "lldf"
 UTC = dt.timezone.utc
@@ -165,11 +185,11 @@ def emp_image(id_=1, name="ANN", sal="12345", name_null=False, sal_null=False):
 
 
 def decode(src, table="TEST.EMP", **kw):
-    return cdcfast.reference.decode(src, format=FMT, catalog=CATALOG, table=table, **kw)
+    return API.decode(src, format=FMT, catalog=CATALOG, table=table, **kw)
 
 
 def headers(src, **kw):
-    return cdcfast.reference.headers(src, format=FMT, catalog=CATALOG, **kw)
+    return API.headers(src, format=FMT, catalog=CATALOG, **kw)
 
 
 def utc(*a):
@@ -179,7 +199,7 @@ def utc(*a):
 # -- the basics ---------------------------------------------------------------------------------
 
 def test_empty_input():
-    t = cdcfast.reference.headers(b"", format=FMT)
+    t = API.headers(b"", format=FMT)
     assert t.num_rows == 0
     assert decode(b"").num_rows == 0
 
@@ -210,7 +230,7 @@ def test_insert_update_delete():
         assert r["change_pos"] == b"\x00" * 9 + b"\x01"
         assert r["change_ts"] == utc(2024, 1, 2, 3, 4, 5, 123456)
         assert r["commit_ts"] == utc(2024, 1, 2, 3, 5, 0, 999999)
-    assert t.schema == cdcfast.reference.Decoder(FMT, CATALOG).schema("TEST.EMP")
+    assert t.schema == API.Decoder(FMT, CATALOG).schema("TEST.EMP")
 
 
 def test_source_struct():
@@ -244,7 +264,7 @@ def test_longer_header_and_truncated_names():
     src = record("I ", struct.pack(">H", 2 + 2 + 3) + struct.pack(">H", 3) + b"\x00\x00\x07",
                  owner="LONGOWNE", name="A_VERY_LONG_TABLE_", ownerlen=9, namelen=29,
                  length=300)
-    t = cdcfast.reference.decode_tables(src, format=FMT, catalog=CATALOG)
+    t = API.decode_tables(src, format=FMT, catalog=CATALOG)
     assert list(t) == ["LONGOWNER.A_VERY_LONG_TABLE_NAME_INDEED"]
     r = t["LONGOWNER.A_VERY_LONG_TABLE_NAME_INDEED"].to_pylist()[0]
     assert r["schema"] == "LONGOWNER" and r["table"] == "A_VERY_LONG_TABLE_NAME_INDEED"
@@ -501,7 +521,7 @@ def test_ascii_undefined_header_char():
     h[40:58] = t("EMP", 18)
     h[104:106] = b"I "
     src = bytes(h)
-    r = cdcfast.reference.headers(src, format=FMT, encoding="ascii").to_pylist()[0]
+    r = API.headers(src, format=FMT, encoding="ascii").to_pylist()[0]
     assert r["source"]["systemid"] is None
     assert r["_error"] == "SYSTEMID: X'80414220' is not ascii text (message 0, byte 2)"
 
@@ -634,7 +654,7 @@ def test_routing_and_statistics():
            + record("I ", data(b"zz"), owner="OTHER", name="T")
            + arec("I ", alltypes_image())
            + b"\x01")
-    dec = cdcfast.reference.Decoder(FMT, CATALOG)
+    dec = API.Decoder(FMT, CATALOG)
     tables = dec.decode_tables(src)
     assert sorted(k for k in tables if k) == ["TEST.ALLTYPES", "TEST.EMP"]
     assert tables[None].num_rows == 1 and tables[None].schema.field("after").type == pa.struct([])
@@ -657,23 +677,23 @@ def test_modes_and_messages():
     bad = record("I ", data(struct.pack(">i", 1) + b"\x00\x00\x00" + b"\x00" + packed("1234A")))
     good = record("I ", data(emp_image()))
     src = [good, None, bad, good]
-    dec = cdcfast.reference.Decoder(FMT, CATALOG, mode="DROPMALFORMED")
+    dec = API.Decoder(FMT, CATALOG, mode="DROPMALFORMED")
     t = dec.decode(src, table="TEST.EMP")
     assert t.column("seq").to_pylist() == [0, 2]
     assert dec.last_stats["tombstones"] == 1 and dec.last_stats["dropped"] == 1
-    dec = cdcfast.reference.Decoder(FMT, CATALOG, mode="FAILFAST")
+    dec = API.Decoder(FMT, CATALOG, mode="FAILFAST")
     with pytest.raises(DecodeError) as ei:
         dec.decode(src, table="TEST.EMP")
     assert ei.value.message_index == 2 and ei.value.byte_offset == 288 + 2 + 2 + 4 + 3
     assert ei.value.field == "after.SAL"
-    t = cdcfast.reference.decode(src, format=FMT, catalog=CATALOG, table="TEST.EMP")
+    t = API.decode(src, format=FMT, catalog=CATALOG, table="TEST.EMP")
     assert t.column("_error").to_pylist()[1].endswith("(message 2, byte 299)")
 
 
 def test_batches_and_order():
     recs = [record("I ", data(emp_image(i)), commitlrsn=bytes([0] * 9 + [9 - i]))
             for i in range(5)]
-    batches = list(cdcfast.reference.read_batches(b"".join(recs), format=FMT, catalog=CATALOG,
+    batches = list(API.read_batches(b"".join(recs), format=FMT, catalog=CATALOG,
                                                   table="TEST.EMP", batch_size=2))
     assert [b.num_rows for b in batches] == [2, 2, 1]
     t = decode(b"".join(recs), order="commit")
@@ -754,7 +774,7 @@ def test_writer_round_trip(opts):
     stream, catalog = lldf.generate(200, **kw)
     events, _ = lldf.events(200, **kw)
     options = {k: v for k, v in opts.items() if k not in ("segment_bytes", "block_bytes")}
-    dec = cdcfast.reference.Decoder(FMT, catalog, **options)
+    dec = API.Decoder(FMT, catalog, **options)
     h = dec.headers(stream)
     assert h.num_rows == len(events) and h.column("_error").null_count == h.num_rows
     tables = dec.decode_tables(stream)
@@ -772,10 +792,10 @@ def test_writer_round_trip(opts):
 def test_split_pieces_decode_as_the_whole(framing):
     lldf = _writer()
     stream, catalog = lldf.generate(120, framing=framing, segment_bytes=50, block_bytes=700)
-    whole = cdcfast.reference.headers(stream, format=FMT, catalog=catalog, framing=framing)
+    whole = API.headers(stream, format=FMT, catalog=catalog, framing=framing)
     starts = record_starts(stream, framing, 1500)
     assert len(starts) > 3 and starts[0] == 0 and starts[-1] == len(stream)
-    pieces = [cdcfast.reference.headers(stream[a:b], format=FMT, catalog=catalog,
+    pieces = [API.headers(stream[a:b], format=FMT, catalog=catalog,
                                         framing=framing) for a, b in zip(starts, starts[1:])]
     joined = pa.concat_tables(pieces).drop_columns(["seq"])
     assert joined.equals(whole.drop_columns(["seq"]))
