@@ -87,4 +87,60 @@ static inline void cdc_repeat_prev(uint8_t* dst, int64_t n)
     memcpy(dst, src, (size_t)n);            /* apart: [src, dst) and [dst, dst + n) */
 }
 
+/* a[0:n] == b[0:n] reading exactly n bytes of each (fields at the end of a buffer): two to
+ * four overlapping word loads for n <= 32, memcmp beyond. */
+static inline int cdc_eq_exact(const uint8_t* a, const uint8_t* b, int64_t n)
+{
+    uint64_t x0, x1, y0, y1;
+    uint32_t u0, u1, v0, v1;
+    if (n >= 8) {
+        if (n > 32)
+            return memcmp(a, b, (size_t)n) == 0;
+        memcpy(&x0, a, 8); memcpy(&y0, b, 8);
+        memcpy(&x1, a + n - 8, 8); memcpy(&y1, b + n - 8, 8);
+        if ((x0 ^ y0) | (x1 ^ y1))
+            return 0;
+        if (n <= 16)
+            return 1;
+        memcpy(&x0, a + 8, 8); memcpy(&y0, b + 8, 8);
+        memcpy(&x1, a + n - 16, 8); memcpy(&y1, b + n - 16, 8);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n >= 4) {
+        memcpy(&u0, a, 4); memcpy(&v0, b, 4);
+        memcpy(&u1, a + n - 4, 4); memcpy(&v1, b + n - 4, 4);
+        return ((u0 ^ v0) | (u1 ^ v1)) == 0;
+    }
+    if (n >= 2)
+        return a[0] == b[0] && a[1] == b[1] && a[n - 1] == b[n - 1];
+    return n == 0 || a[0] == b[0];
+}
+
+/* dst[0:n] = src[0:n] touching exactly those bytes (no slack needed): overlapping word
+ * moves, which cost less than a libc call for the short names and codes of headers. */
+static inline void cdc_copy_exact(uint8_t* dst, const uint8_t* src, int64_t n)
+{
+    uint64_t x0, x1;
+    uint32_t u0, u1;
+    if (n >= 8) {
+        if (n > 16) {
+            memcpy(dst, src, (size_t)n);
+            return;
+        }
+        memcpy(&x0, src, 8);
+        memcpy(&x1, src + n - 8, 8);
+        memcpy(dst, &x0, 8);
+        memcpy(dst + n - 8, &x1, 8);
+    } else if (n >= 4) {
+        memcpy(&u0, src, 4);
+        memcpy(&u1, src + n - 4, 4);
+        memcpy(dst, &u0, 4);
+        memcpy(dst + n - 4, &u1, 4);
+    } else if (n > 0) {
+        dst[0] = src[0];
+        dst[n >> 1] = src[n >> 1];
+        dst[n - 1] = src[n - 1];
+    }
+}
+
 #endif

@@ -33,6 +33,11 @@ cdef extern from *:
     static const char cdc_hex_upper[] = "0123456789ABCDEF";
     """
     const char* HEXU "cdc_hex_upper"
+    void prefetch "__builtin_prefetch"(const void* p) nogil
+
+cdef extern from "cdcfast/_bytes.h":
+    bint eq_exact "cdc_eq_exact"(const uint8_t* a, const uint8_t* b, int64_t n) nogil
+    void copy_exact "cdc_copy_exact"(uint8_t* dst, const uint8_t* src, int64_t n) nogil
 
 # framing (formats/lldf.py validates the names)
 cdef enum:
@@ -137,6 +142,9 @@ cdef enum:
     ERR_WORDS = 12    # an error entry: row, code, field, pos, a, b, c, msg, raw at, raw length,
     #                   and the span of a record that cannot be decoded (start, end; else 0, 0)
     RAW_SHOWN = 41    # bytes kept to show a bad value (describe() shows 40, then …)
+    PREFETCH = 4096   # the framer touches the input this far ahead
+    T_LOOKED = 1
+    T_UNKNOWN = 2
 
 OPS = {OP_C: "c", OP_U: "u", OP_D: "d", OP_T: "t", OP_DDL: "ddl", OP_MSG: "message"}
 cdef extern from *:
@@ -195,6 +203,7 @@ cdef class Framer:
     cdef readonly int64_t msg, pos, tombstones
     cdef public int64_t seq         # the next logical record's ordinal (the caller may start it)
     cdef int64_t mend, bend
+    cdef int64_t pf                 # bytes before this are prefetched
     cdef bint in_msg
     cdef Phys peek
     cdef bint have_peek
@@ -212,6 +221,8 @@ cdef class Framer:
     cdef int64_t* t_tab
     cdef int64_t* t_tablen
     cdef int64_t ntid
+    cdef uint8_t* t_flags             # per table id: T_LOOKED, T_UNKNOWN
+    cdef public int64_t n_records, n_control, n_unknown   # since the caller last zeroed them
     cdef uint8_t* nbuf
     cdef int64_t nlen
     cdef readonly int64_t maxname
@@ -281,6 +292,7 @@ cdef class Framer:
         free(self.r_ec); free(self.r_rawpos); free(self.r_rawlen)
         free(self.s_log); free(self.s_phys); free(self.scratch)
         free(self.t_sch); free(self.t_schlen); free(self.t_tab); free(self.t_tablen)
+        free(self.t_flags)
         free(self.nbuf)
 
     cdef int _reserve(self, int64_t n) except -1:
@@ -321,7 +333,7 @@ cdef class Framer:
     cdef int32_t _lookup(self, const uint8_t* k) noexcept nogil:
         cdef uint64_t i = self._hash(k) & (self.hcap - 1)
         while self.key_tid[i] >= 0:
-            if memcmp(self.keys + i * KEY, k, KEY) == 0:
+            if eq_exact(self.keys + i * KEY, k, KEY):
                 return self.key_tid[i]
             i = (i + 1) & (self.hcap - 1)
         return -1
@@ -369,9 +381,11 @@ cdef class Framer:
         """(owner bytes, name bytes) of the record waiting for its table to be registered."""
         return (bytes(self.pend[2:2 + self.pend[0]]), bytes(self.pend[10:10 + self.pend[1]]))
 
-    def add_name(self, int32_t tid, schema, bytes table):
+    def add_name(self, int32_t tid, schema, bytes table, bint looked=True,
+                 bint unknown=False):
         """Register the pending key as table `tid` (its output names: schema bytes or None
-        for a bare name, table bytes)."""
+        for a bare name, table bytes). `looked`: the call looks at its records (its control
+        records count in n_control); `unknown`: the catalog lacks it (n_unknown)."""
         cdef int64_t i
         cdef bytes sch = schema if schema is not None else b""
         self._insert(self.pend, tid)
@@ -381,9 +395,11 @@ cdef class Framer:
             self.t_schlen = <int64_t*>_grow(self.t_schlen, n * 8)
             self.t_tab = <int64_t*>_grow(self.t_tab, n * 8)
             self.t_tablen = <int64_t*>_grow(self.t_tablen, n * 8)
+            self.t_flags = <uint8_t*>_grow(self.t_flags, n)
             for i in range(self.ntid, n):
                 self.t_schlen[i] = -1
                 self.t_tablen[i] = 0
+                self.t_flags[i] = 0
             self.ntid = n
         self.nbuf = <uint8_t*>_grow(self.nbuf, self.nlen + len(sch) + len(table))
         self.t_sch[tid] = self.nlen
@@ -395,6 +411,7 @@ cdef class Framer:
         memcpy(self.nbuf + self.nlen, <const char*>table, len(table))
         self.nlen += len(table)
         self.maxname = max(self.maxname, len(sch), len(table))
+        self.t_flags[tid] = (T_LOOKED if looked else 0) | (T_UNKNOWN if unknown else 0)
 
     # -- framing ---------------------------------------------------------------------------
     cdef inline void _bad(self, Phys* ph, int32_t err, int32_t field, int64_t p, int64_t end,
@@ -468,6 +485,12 @@ cdef class Framer:
         be framed (ph.err), 0 the message is over."""
         cdef const uint8_t* d = self.data
         cdef int64_t p = self.pos, left, L, seglen, n
+        cdef int64_t ahead = p + PREFETCH
+        if ahead > self.mend:
+            ahead = self.mend
+        while self.pf < ahead:
+            prefetch(d + self.pf)
+            self.pf += 64
         if self.framing == FR_RAW:
             if p >= self.mend:
                 return 0
@@ -533,6 +556,7 @@ cdef class Framer:
             self.pos = self.moff[self.msg]
             self.mend = self.moff[self.msg + 1]
             self.bend = -1
+            self.pf = self.pos
             return 1
 
     # -- logical records -------------------------------------------------------------------
@@ -654,6 +678,7 @@ cdef class Framer:
             if tid < 0:
                 raise RuntimeError("scan() resumed before the pending table was registered")
             self.r_tab[r] = tid
+            self._count(r, tid)
             memcpy(self.lastkey, self.pend, KEY)
             self.last_tid = tid
             self.staged = 0
@@ -678,12 +703,13 @@ cdef class Framer:
             self.seq += 1
             if st == 2:
                 self._corrupt(r, &ph)
+                self.n_records += 1
                 self.nrec += 1
                 continue
             self._logical(r, &ph)
             self._check(r)
             self._key(self.r_h[r], k)
-            if self.last_tid >= 0 and memcmp(k, self.lastkey, KEY) == 0:
+            if self.last_tid >= 0 and eq_exact(k, self.lastkey, KEY):
                 tid = self.last_tid
             else:
                 tid = self._lookup(k)
@@ -694,8 +720,17 @@ cdef class Framer:
                 memcpy(self.lastkey, k, KEY)
                 self.last_tid = tid
             self.r_tab[r] = tid
+            self._count(r, tid)
             self.nrec += 1
         return S_FULL
+
+    cdef inline void _count(self, int64_t r, int32_t tid) noexcept nogil:
+        cdef uint8_t fl = self.t_flags[tid], op = self.r_op[r]
+        self.n_records += 1
+        if fl & T_UNKNOWN:
+            self.n_unknown += 1
+        if (fl & T_LOOKED) and (op == OP_DDL or op == OP_MSG):
+            self.n_control += 1
 
     def reset(self):
         """Start the next chunk (a staged record stays)."""
@@ -720,17 +755,12 @@ cdef class Framer:
         self.r_rawpos[to] = self.r_rawpos[r]; self.r_rawlen[to] = self.r_rawlen[r]
 
     # -- what the Python layer reads ---------------------------------------------------------
-    def chunk_info(self):
-        """(table ids, ops) of the chunk's records, as numpy arrays (-1: corrupt)."""
-        tabs = np.empty(self.nrec, dtype=np.int32)
-        ops = np.empty(self.nrec, dtype=np.uint8)
-        cdef int32_t[::1] t = tabs
-        cdef uint8_t[::1] o = ops
-        cdef int64_t i
+    def corrupt_count(self):
+        """Records of the chunk that could not be framed."""
+        cdef int64_t i, n = 0
         for i in range(self.nrec):
-            t[i] = self.r_tab[i]
-            o[i] = self.r_op[i]
-        return tabs, ops
+            n += self.r_tab[i] < 0
+        return n
 
     def message_of(self, int64_t r):
         return self.r_msg[r]
@@ -782,8 +812,10 @@ cdef class TableOut:
     cdef int64_t nerr, errcap
     cdef uint8_t* raw
     cdef int64_t nraw, rawcap
-    # per chunk: the rows' record indexes; the value columns as C structs
+    # per chunk: the rows' record indexes and header pointers (NULL: a record that could not
+    # be framed); the value columns as C structs
     cdef int64_t* rows
+    cdef const uint8_t** hp
     cdef int64_t rowcap
     cdef Col* cb
     cdef Col* ca
@@ -840,7 +872,7 @@ cdef class TableOut:
     def __dealloc__(self):
         free(self.kind); free(self.width); free(self.prec); free(self.nullable); free(self.tz)
         free(self.h_kind); free(self.h_off); free(self.h_width)
-        free(self.errs); free(self.raw); free(self.rows)
+        free(self.errs); free(self.raw); free(self.rows); free(self.hp)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
 
     cdef Column _head_column(self, int64_t k):
@@ -933,6 +965,7 @@ cdef class TableOut:
         if self.rowcap < fr.nrec:
             self.rowcap = max(fr.nrec, 2 * self.rowcap)
             self.rows = <int64_t*>_grow(self.rows, self.rowcap * 8)
+            self.hp = <const uint8_t**>_grow(self.hp, self.rowcap * sizeof(uint8_t*))
         for r in range(fr.nrec):
             t = fr.r_tab[r]
             if t < 0:
@@ -949,6 +982,9 @@ cdef class TableOut:
             k += 1
         if k == 0:
             return 0
+        for r in range(k):
+            t = fr.r_tab[self.rows[r]]
+            self.hp[r] = (fr.data + fr.r_h[self.rows[r]]) if t >= 0 else NULL
         cdef int64_t row0 = self.seq.length
         self._reserve(k)
         self._envelope(fr, k, row0)
@@ -977,7 +1013,7 @@ cdef class TableOut:
         return 0
 
     cdef inline void _str(self, Column c, const char* s, int64_t n) noexcept:
-        memcpy(c.data + c.dlen, s, n)
+        copy_exact(c.data + c.dlen, <const uint8_t*>s, n)
         c.dlen += n
         col_valid(c, c.length)
         c.offs[c.length + 1] = <int32_t>c.dlen
@@ -1044,7 +1080,7 @@ cdef class TableOut:
                 self._str(csch, <const char*>(fr.nbuf + fr.t_sch[t]), n)
             self._str(ctab, <const char*>(fr.nbuf + fr.t_tab[t]), fr.t_tablen[t])
             p = d + h + 172
-            if prev_uor == NULL or memcmp(p, prev_uor, 10) != 0:   # a transaction's UORID repeats
+            if prev_uor == NULL or not eq_exact(p, prev_uor, 10):  # a transaction's UORID repeats
                 for j in range(10):
                     txt[2 * j] = HEXU[p[j] >> 4]
                     txt[2 * j + 1] = HEXU[p[j] & 15]
@@ -1120,13 +1156,11 @@ cdef class TableOut:
         record to record (a transaction's, a connection's), so text and timestamps are
         converted only when their bytes differ from the previous row's."""
         cdef int64_t kind = self.h_kind[f], off = self.h_off[f], w = self.h_width[f]
-        cdef int64_t i, r, n, o, j, v = 0, row, pn = -1
+        cdef int64_t i, n, o, j, v = 0, row, pn = -1
         cdef const uint8_t* d = fr.data
         cdef const uint8_t* p
         cdef const uint8_t* prev = NULL
-        cdef const int64_t* rows = self.rows
-        cdef const int32_t* tab = fr.r_tab
-        cdef const int64_t* hdr = fr.r_h
+        cdef const uint8_t** hp = self.hp
         cdef uint8_t* data
         cdef uint8_t* valid = c.valid
         cdef int32_t* offs
@@ -1143,83 +1177,96 @@ cdef class TableOut:
         data = c.data
         offs = c.offs
         dlen = c.dlen
-        for i in range(k):
-            r = rows[i]
-            row = row0 + i
-            if tab[r] < 0:
-                if offs != NULL:
-                    offs[row + 1] = <int32_t>dlen
-                continue
-            p = d + hdr[r] + off
-            if kind == H_BIN2:
-                (<int32_t*>data)[row] = <int32_t>be16(p)
-            elif kind == H_BIN1:
-                (<int16_t*>data)[row] = p[0]
-            elif kind == H_BIN4:
-                (<int64_t*>data)[row] = <int64_t>be32(p)
-            elif kind == H_BINX:
-                if w == 10:
-                    memcpy(data + dlen, p, 8)
-                    memcpy(data + dlen + 8, p + 8, 2)
-                else:
-                    memcpy(data + dlen, p, 6)
-                dlen += w
+        if kind == H_BIN2:
+            for i in range(k):
+                if hp[i] != NULL:
+                    (<int32_t*>data)[row0 + i] = <int32_t>be16(hp[i] + off)
+                    _setbit(valid, row0 + i)
+        elif kind == H_BIN1:
+            for i in range(k):
+                if hp[i] != NULL:
+                    (<int16_t*>data)[row0 + i] = hp[i][off]
+                    _setbit(valid, row0 + i)
+        elif kind == H_BIN4:
+            for i in range(k):
+                if hp[i] != NULL:
+                    (<int64_t*>data)[row0 + i] = <int64_t>be32(hp[i] + off)
+                    _setbit(valid, row0 + i)
+        elif kind == H_BINX:
+            for i in range(k):
+                row = row0 + i
+                if hp[i] != NULL:
+                    copy_exact(data + dlen, hp[i] + off, w)
+                    dlen += w
+                    _setbit(valid, row)
                 offs[row + 1] = <int32_t>dlen
-            elif kind == H_CHAR:
-                if prev != NULL and memcmp(p, prev, w) == 0:
-                    if pvalid:                      # the previous row's text again
-                        memcpy(data + dlen, data + dlen - pn, pn)
-                        dlen += pn
-                        offs[row + 1] = <int32_t>dlen
-                    else:
-                        offs[row + 1] = <int32_t>dlen
-                        continue
-                else:
-                    prev = p
-                    n = w
-                    while n > 0 and p[n - 1] == sp:
-                        n -= 1
-                    o = dlen
-                    bad = 0
-                    for j in range(n):
-                        ch = p[j]
-                        bad |= u8len[ch] == 0
-                        memcpy(data + o, u8 + 4 * ch, 4)
-                        o += u8len[ch]
-                    if bad:
-                        self._err(row, E_HEADER_VALUE, <int32_t>f, p - d, 0, 0, 0,
-                                  fr.r_msg[r], p, w)
-                        prev = NULL
-                    if bad or n == 0:
-                        pvalid = 0
-                        offs[row + 1] = <int32_t>dlen
-                        continue
-                    pn = o - dlen
-                    pvalid = 1
-                    dlen = o
-                    offs[row + 1] = <int32_t>dlen
-            elif kind == H_YN:
-                ch = A(self.asc, p[0])
-                if ch == 89:
-                    bits_set(data, row)
-                elif ch != 78:
-                    if ch != 32:
-                        self._err(row, E_HEADER_VALUE, <int32_t>f, p - d, 0, 0, 0,
-                                  fr.r_msg[r], p, 1)
+        elif kind == H_YN:
+            for i in range(k):
+                if hp[i] == NULL:
                     continue
-            else:                                   # H_TS
-                if prev == NULL or memcmp(p, prev, 17) != 0:
+                row = row0 + i
+                ch = A(self.asc, hp[i][off])
+                if ch == 89:
+                    _setbit(data, row)
+                    _setbit(valid, row)
+                elif ch == 78:
+                    _setbit(valid, row)
+                elif ch != 32:
+                    self._err(row, E_HEADER_VALUE, <int32_t>f, hp[i] + off - d, 0, 0, 0,
+                              fr.r_msg[self.rows[i]], hp[i] + off, 1)
+        elif kind == H_TS:
+            for i in range(k):
+                if hp[i] == NULL:
+                    continue
+                p = hp[i] + off
+                if prev == NULL or not eq_exact(p, prev, 17):
                     rc = bcd_timestamp17(p, &v)
                     prev = p
                     pvalid = rc == 1
                     if rc == 0:
                         prev = NULL
-                        self._err(row, E_HEADER_VALUE, <int32_t>f, p - d, 0, 0, 0,
-                                  fr.r_msg[r], p, 17)
-                if not pvalid:
+                        self._err(row0 + i, E_HEADER_VALUE, <int32_t>f, p - d, 0, 0, 0,
+                                  fr.r_msg[self.rows[i]], p, 17)
+                if pvalid:
+                    (<int64_t*>data)[row0 + i] = v
+                    _setbit(valid, row0 + i)
+        else:                                       # H_CHAR
+            for i in range(k):
+                row = row0 + i
+                if hp[i] == NULL:
+                    offs[row + 1] = <int32_t>dlen
                     continue
-                (<int64_t*>data)[row] = v
-            valid[row >> 3] |= <uint8_t>(1 << (row & 7))
+                p = hp[i] + off
+                if prev != NULL and eq_exact(p, prev, w):
+                    if pvalid:                      # the previous row's text again
+                        copy_exact(data + dlen, data + dlen - pn, pn)
+                        dlen += pn
+                        _setbit(valid, row)
+                    offs[row + 1] = <int32_t>dlen
+                    continue
+                prev = p
+                n = w
+                while n > 0 and p[n - 1] == sp:
+                    n -= 1
+                o = dlen
+                bad = 0
+                for j in range(n):
+                    ch = p[j]
+                    bad |= u8len[ch] == 0
+                    memcpy(data + o, u8 + 4 * ch, 4)
+                    o += u8len[ch]
+                if bad:
+                    self._err(row, E_HEADER_VALUE, <int32_t>f, p - d, 0, 0, 0,
+                              fr.r_msg[self.rows[i]], p, w)
+                    prev = NULL
+                if bad or n == 0:
+                    pvalid = 0
+                else:
+                    pn = o - dlen
+                    pvalid = 1
+                    dlen = o
+                    _setbit(valid, row)
+                offs[row + 1] = <int32_t>dlen
         c.dlen = dlen
         c.length = row0 + k
         return 0
@@ -1488,6 +1535,10 @@ cdef struct Col:
     int32_t* offs
     int64_t dlen, dcap, width
     int layout
+
+
+cdef inline void _setbit(uint8_t* bm, int64_t i) noexcept nogil:
+    bm[i >> 3] |= <uint8_t>(1 << (i & 7))
 
 
 cdef inline void _nulls(Col* cs, int64_t n, int64_t row) noexcept nogil:

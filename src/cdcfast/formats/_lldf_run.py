@@ -22,7 +22,6 @@ ROW, CODE, FIELD, POS, A, B, C, MSG, RAW_AT, RAW_LEN, SPAN_START, SPAN_END = ran
 _FIELDS = {-1: "LENGTH", -2: "SEGLEN", -3: "RDW", -4: "BDW", -5: "SEGNUM", -6: "CHANGE TYPE",
            -7: "DATA", -8: "before", -9: "after", -10: "TIMESTAMP", -11: "UORCOMMITTIMESTAMP"}
 F_BEFORE_COL, F_AFTER_COL = 100000, 200000
-OP_DDL, OP_MSG = 5, 6
 _LOCAL = pa.timestamp("us")
 _HEADER_TYPES = [SOURCE.field(i).type for i in range(len(HEADER))]
 
@@ -101,7 +100,8 @@ class _Run:
             schema, tname = table.schema, table.table
         else:
             schema, tname = owner or None, name
-        fr.add_name(tid, schema.encode() if schema is not None else None, tname.encode())
+        fr.add_name(tid, schema.encode() if schema is not None else None, tname.encode(),
+                    bool(self.looked[tid]), bool(self.unknown[tid]))
 
     def _output(self, key, table):
         o = self.outputs.get(key)
@@ -145,16 +145,13 @@ class _Run:
 
     def _chunk(self, done):
         fr, want, stats = self.fr, self.want, self.stats
-        tabs, ops = fr.chunk_info()
-        stats["records"] += len(tabs)
-        named = tabs >= 0
-        t = tabs[named]
-        stats["unknown_tables"] += int(self.unknown[t].sum())
-        stats["control"] += int((self.looked[t] & ((ops[named] == OP_DDL)
-                                                   | (ops[named] == OP_MSG))).sum())
+        stats["records"] += fr.n_records
+        stats["unknown_tables"] += fr.n_unknown
+        stats["control"] += fr.n_control
+        fr.n_records = fr.n_unknown = fr.n_control = 0
         ckey = want.corrupt_key
         if (ckey is not None or want.table is ALL) and ckey not in self.outputs \
-                and not named.all():
+                and fr.corrupt_count():
             t = self.fmt.catalog.get(ckey) if self.fmt.catalog and ckey else None
             self._output(ckey, t)
         firsts = []
