@@ -245,7 +245,8 @@ def merged_rows(tables: dict, heads: pa.Table) -> list:
     """Every logical record as a row dict, in input order: decode_tables' rows (with images)
     and headers()' control records (ddl, message), which decode_tables leaves out."""
     rows = [r for k, t in tables.items() for r in t.to_pylist()]
-    rows += [r for r in heads.to_pylist() if r["op"] in ("ddl", "message")]
+    rows += [dict(r, before=None, after=None, changed=None, present=None)
+             for r in heads.to_pylist() if r["op"] in ("ddl", "message")]
     return sorted(rows, key=lambda r: r["seq"])
 
 

@@ -20,7 +20,7 @@ cimport cython
 
 from cdcfast._arrow cimport Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get
 from cdcfast._values cimport (A, cdc_i128, parse_date10, parse_time, parse_timestamp,
-                              utf8_valid, cp_to_utf8, to_ascii)
+                              utf8_valid, cp_to_utf8)
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
                               utf16be_to_utf8)
 
@@ -34,6 +34,16 @@ cdef extern from *:
     """
     const char* HEXU "cdc_hex_upper"
     void prefetch "__builtin_prefetch"(const void* p) nogil
+
+cdef extern from "cdcfast/_text.h":
+    ctypedef struct cdc_cp:
+        uint8_t zone, minus, dot, colon, space, t, plus, z
+    int date10_cp "cdc_date10_cp"(const uint8_t* p, int64_t n, const cdc_cp* cp,
+                                  int64_t* days) nogil
+    int clock_cp "cdc_clock_cp"(const uint8_t* p, int64_t n, const cdc_cp* cp, int64_t* us,
+                                int64_t* used) nogil
+    int timestamp_cp "cdc_timestamp_cp"(const uint8_t* p, int64_t n, int with_zone,
+                                        const cdc_cp* cp, int64_t* us) nogil
 
 cdef extern from "cdcfast/_bytes.h":
     bint eq_exact "cdc_eq_exact"(const uint8_t* a, const uint8_t* b, int64_t n) nogil
@@ -794,6 +804,7 @@ cdef class TableOut:
     cdef const uint8_t* u8
     cdef const uint8_t* u8len
     cdef uint8_t space
+    cdef cdc_cp cpage           # the code page's digits and separators, for the SWAR parsers
     cdef bint hfp, ascii_only
     cdef object keep
     cdef int64_t nhead
@@ -824,7 +835,8 @@ cdef class TableOut:
     cdef int64_t ccap
 
     def __cinit__(self, kinds, widths, precs, nullables, tzs, bint images, header,
-                  bytes asc, bytes u8, bytes u8len, int space, bint hfp, bint ascii_only):
+                  bytes asc, bytes u8, bytes u8len, int space, bint hfp, bint ascii_only,
+                  bytes cpchars):
         cdef int64_t j, n = len(kinds)
         self.ncols = n
         self.images = images
@@ -850,6 +862,11 @@ cdef class TableOut:
         self.u8 = u8
         self.u8len = u8len
         self.space = space
+        # "0-.: T+Z" in the code page
+        self.cpage.zone = cpchars[0] & 0xF0
+        self.cpage.minus, self.cpage.dot, self.cpage.colon = cpchars[1], cpchars[2], cpchars[3]
+        self.cpage.space, self.cpage.t, self.cpage.plus, self.cpage.z = cpchars[4], cpchars[5], cpchars[6], \
+            cpchars[7]
         self.hfp = hfp
         self.ascii_only = ascii_only
         for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "change_pos"):
@@ -1412,7 +1429,6 @@ cdef class TableOut:
         cdef double xd
         cdef float fx
         cdef uint64_t bits
-        cdef uint8_t tmp[64]
         cdef bint ok
         cdef uint64_t bit = <uint64_t>1 << (row & 7)
         cdef int64_t byte = row >> 3
@@ -1481,16 +1497,17 @@ cdef class TableOut:
                 ok = v[0] <= 1
                 if v[0] == 1:
                     x.data[byte] |= <uint8_t>bit
-            elif kind == K_DATE:
-                ok = to_ascii(v, 10, a, tmp) and parse_date10(tmp, 10, NULL, &iv) \
-                    and iv == <int32_t>iv
+            elif kind == K_DATE:                   # the SWAR parsers in place, else the
+                if date10_cp(v, 10, &self.cpage, &iv) != 1:      # careful ones decide
+                    ok = parse_date10(v, 10, a, &iv) and iv == <int32_t>iv
                 (<int32_t*>x.data)[row] = <int32_t>iv
             elif kind == K_TIME:
-                ok = to_ascii(v, 8, a, tmp) and parse_time(tmp, 8, NULL, &us)
+                if clock_cp(v, 8, &self.cpage, &us, &iv) != 1 or iv != 8:
+                    ok = parse_time(v, 8, a, &us)
                 (<int64_t*>x.data)[row] = us
             elif kind == K_TS or kind == K_TSZ:
-                ok = ln <= 48 and to_ascii(v, ln, a, tmp) \
-                    and parse_timestamp(tmp, ln, NULL, kind == K_TSZ, &us)
+                if timestamp_cp(v, ln, kind == K_TSZ, &self.cpage, &us) != 1:
+                    ok = parse_timestamp(v, ln, a, kind == K_TSZ, &us)
                 (<int64_t*>x.data)[row] = us
             elif kind == K_BINARY or kind == K_VARBIN or kind == K_BLOB:
                 if x.dlen + ln > x.dcap:

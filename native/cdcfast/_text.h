@@ -15,14 +15,36 @@
 #define CDC_SWAR 0
 #endif
 
-/* The bytes of w that m selects (0xFF each) are all ASCII digits. A byte outside m may only
- * be below 0xFA (else its +6 carries into the next byte): the callers check those first. */
-static inline int cdc_swar_digits(uint64_t w, uint64_t m)
+/* The characters the date and time parsers look for, in one code page: digits are `zone`
+ * | 0..9 (0x30 in ASCII, 0xF0 in EBCDIC), and the separators' bytes. With it the same SWAR
+ * code reads ASCII and EBCDIC text in place (a translated copy would cost a store-to-load
+ * stall per value). */
+typedef struct {
+    uint8_t zone, minus, dot, colon, space, t, plus, z;
+} cdc_cp;
+
+static const cdc_cp CDC_ASCII = {0x30, '-', '.', ':', ' ', 'T', '+', 'Z'};
+static const cdc_cp CDC_EBCDIC = {0xF0, 0x60, 0x4B, 0x7A, 0x40, 0xE3, 0x4E, 0xE9};
+
+#define CDC_ZONES(cp) (0x0101010101010101ULL * (cp)->zone)
+
+/* The bytes of w that m selects (0xFF each) are all digits of the code page. A byte outside
+ * m may only be below 0xFA (else its +6 carries into the next byte): the callers check those
+ * first. */
+static inline int cdc_swar_digits_cp(uint64_t w, uint64_t m, const cdc_cp* cp)
 {
-    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, zero = 0x3030303030303030ULL;
+    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, zero = CDC_ZONES(cp);
     return (((w & hi) ^ zero) & m) == 0
         && ((((w + 0x0606060606060606ULL) & hi) ^ zero) & m) == 0;
 }
+
+static inline int cdc_swar_digits(uint64_t w, uint64_t m)
+{
+    return cdc_swar_digits_cp(w, m, &CDC_ASCII);
+}
+
+/* a byte's digit value when it is a digit of the code page, else above 9 */
+#define CDC_DIG(c, cp) ((uint8_t)((uint8_t)(c) - (cp)->zone))
 
 /* The byte at index i of w (i = 0 is the first in memory). */
 #define CDC_B(w, i) ((int64_t)(((w) >> (8 * (i))) & 0xFF))
@@ -49,35 +71,41 @@ static inline int cdc_dim(int64_t y, int64_t m)
 }
 
 /* YYYY-MM-DD (n >= 10) -> days since 1970-01-01. */
-static inline int cdc_date10_fast(const uint8_t* p, int64_t n, int64_t* days)
+static inline int cdc_date10_cp(const uint8_t* p, int64_t n, const cdc_cp* cp, int64_t* days)
 {
 #if CDC_SWAR
     uint64_t w;
     if (n < 10)
         return -1;
     memcpy(&w, p, 8);
-    if (CDC_B(w, 4) != '-' || CDC_B(w, 7) != '-'
-            || !cdc_swar_digits(w, 0x00FFFF00FFFFFFFFULL)
-            || (uint8_t)(p[8] - '0') > 9 || (uint8_t)(p[9] - '0') > 9)
+    if (CDC_B(w, 4) != cp->minus || CDC_B(w, 7) != cp->minus
+            || !cdc_swar_digits_cp(w, 0x00FFFF00FFFFFFFFULL, cp)
+            || CDC_DIG(p[8], cp) > 9 || CDC_DIG(p[9], cp) > 9)
         return -1;
-    w -= 0x3030303030303030ULL & 0x00FFFF00FFFFFFFFULL;   /* digits only: no borrow */
+    w &= 0x0F0F0F0F0F0F0F0FULL;                 /* digits' values (separators unused) */
     int64_t y = CDC_B(w, 0) * 1000 + CDC_B(w, 1) * 100 + CDC_B(w, 2) * 10 + CDC_B(w, 3);
     int64_t m = CDC_B(w, 5) * 10 + CDC_B(w, 6);
-    int64_t d = (p[8] - '0') * 10 + (p[9] - '0');
+    int64_t d = CDC_DIG(p[8], cp) * 10 + CDC_DIG(p[9], cp);
     if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m))
         return -1;
     *days = cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d);
     return 1;
 #else
-    (void)p; (void)n; (void)days;
+    (void)p; (void)n; (void)cp; (void)days;
     return -1;
 #endif
+}
+
+static inline int cdc_date10_fast(const uint8_t* p, int64_t n, int64_t* days)
+{
+    return cdc_date10_cp(p, n, &CDC_ASCII, days);
 }
 
 /* HH.MM.SS[.f...] (either separator, '.' or ':', at each place; 1-12 fraction digits,
  * truncated to µs; hours 0-23 here: 24.00.00 is left to the careful parser) -> µs since
  * midnight; *used gets the bytes read (the parser stops before what is not a digit). */
-static inline int cdc_clock_fast(const uint8_t* p, int64_t n, int64_t* us, int64_t* used)
+static inline int cdc_clock_cp(const uint8_t* p, int64_t n, const cdc_cp* cp, int64_t* us,
+                               int64_t* used)
 {
 #if CDC_SWAR
     uint64_t w;
@@ -86,24 +114,24 @@ static inline int cdc_clock_fast(const uint8_t* p, int64_t n, int64_t* us, int64
         return -1;
     memcpy(&w, p, 8);
     int64_t s2 = CDC_B(w, 2), s5 = CDC_B(w, 5);
-    if ((s2 != '.' && s2 != ':') || (s5 != '.' && s5 != ':')
-            || !cdc_swar_digits(w, 0xFFFF00FFFF00FFFFULL))
+    if ((s2 != cp->dot && s2 != cp->colon) || (s5 != cp->dot && s5 != cp->colon)
+            || !cdc_swar_digits_cp(w, 0xFFFF00FFFF00FFFFULL, cp))
         return -1;
-    w -= 0x3030303030303030ULL & 0xFFFF00FFFF00FFFFULL;   /* digits only: no borrow */
+    w &= 0x0F0F0F0F0F0F0F0FULL;                 /* digits' values (separators unused) */
     int64_t h = CDC_B(w, 0) * 10 + CDC_B(w, 1);
     int64_t mi = CDC_B(w, 3) * 10 + CDC_B(w, 4);
     int64_t s = CDC_B(w, 6) * 10 + CDC_B(w, 7);
     if (h > 23 || mi > 59 || s > 59)
         return -1;
-    if (n > 8 && p[8] == '.') {
+    if (n > 8 && p[8] == cp->dot) {
         i = 9;
-        while (i < n && nf < 12 && (uint8_t)(p[i] - '0') <= 9) {
+        while (i < n && nf < 12 && CDC_DIG(p[i], cp) <= 9) {
             if (nf < 6)
-                f = f * 10 + (p[i] - '0');
+                f = f * 10 + CDC_DIG(p[i], cp);
             nf++;
             i++;
         }
-        if (nf == 0 || (i < n && (uint8_t)(p[i] - '0') <= 9))
+        if (nf == 0 || (i < n && CDC_DIG(p[i], cp) <= 9))
             return -1;                  /* no digit, or more than 12 */
         static const int64_t scale[7] = {1000000, 100000, 10000, 1000, 100, 10, 1};
         f *= scale[nf < 6 ? nf : 6];
@@ -112,20 +140,30 @@ static inline int cdc_clock_fast(const uint8_t* p, int64_t n, int64_t* us, int64
     *used = i;
     return 1;
 #else
-    (void)p; (void)n; (void)us; (void)used;
+    (void)p; (void)n; (void)cp; (void)us; (void)used;
     return -1;
 #endif
+}
+
+static inline int cdc_clock_fast(const uint8_t* p, int64_t n, int64_t* us, int64_t* used)
+{
+    return cdc_clock_cp(p, n, &CDC_ASCII, us, used);
 }
 
 /* 0x80 in each byte of w that is not an ASCII digit, 0 in the others. A byte of 0xFA or more
  * carries into the next, which may then read as a non-digit: callers only ask for the first
  * non-digit, or for all digits, where that cannot change the answer. */
-static inline uint64_t cdc_nondigits(uint64_t w)
+static inline uint64_t cdc_nondigits_cp(uint64_t w, const cdc_cp* cp)
 {
-    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, zero = 0x3030303030303030ULL;
+    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, zero = CDC_ZONES(cp);
     uint64_t x = ((w & hi) ^ zero) | (((w + 0x0606060606060606ULL) & hi) ^ zero);
     return (((x & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL) | x)
         & 0x8080808080808080ULL;
+}
+
+static inline uint64_t cdc_nondigits(uint64_t w)
+{
+    return cdc_nondigits_cp(w, &CDC_ASCII);
 }
 
 /* The 8-digit number whose digit values (0-9) are the bytes of v, first byte first. */
@@ -289,7 +327,8 @@ static inline int cdc_float_fast(const uint8_t* p, int64_t n, uint8_t dc, double
  * digits, truncated to µs) in one. With with_zone a Z or ±HH:MM suffix is applied. Anything
  * else (8 or more fraction digits, hour 24, another suffix, an error) is left to
  * parse_timestamp's careful path. */
-static inline int cdc_timestamp_fast(const uint8_t* p, int64_t n, int with_zone, int64_t* us)
+static inline int cdc_timestamp_cp(const uint8_t* p, int64_t n, int with_zone,
+                                   const cdc_cp* cp, int64_t* us)
 {
 #if CDC_SWAR
     uint64_t w0, w1, w2, t;
@@ -300,16 +339,16 @@ static inline int cdc_timestamp_fast(const uint8_t* p, int64_t n, int with_zone,
     memcpy(&w1, p + 8, 8);          /* DD?HH?MM */
     memcpy(&w2, p + 11, 8);         /* HH?MM?SS */
     int64_t c10 = CDC_B(w1, 2), c13 = CDC_B(w2, 2), c16 = CDC_B(w2, 5);
-    if ((w0 & 0xFF0000FF00000000ULL) != 0x2D00002D00000000ULL
-            || (c10 != '-' && c10 != ' ' && c10 != 'T')
-            || (c13 != '.' && c13 != ':') || (c16 != '.' && c16 != ':')
-            || (cdc_nondigits(w0) & 0x0080800080808080ULL)
-            || (cdc_nondigits(w1) & 0x0000000000008080ULL)
-            || (cdc_nondigits(w2) & 0x8080008080008080ULL))
+    if (CDC_B(w0, 4) != cp->minus || CDC_B(w0, 7) != cp->minus
+            || (c10 != cp->minus && c10 != cp->space && c10 != cp->t)
+            || (c13 != cp->dot && c13 != cp->colon) || (c16 != cp->dot && c16 != cp->colon)
+            || (cdc_nondigits_cp(w0, cp) & 0x0080800080808080ULL)
+            || (cdc_nondigits_cp(w1, cp) & 0x0000000000008080ULL)
+            || (cdc_nondigits_cp(w2, cp) & 0x8080008080008080ULL))
         return -1;
-    w0 -= 0x3030303030303030ULL & 0x00FFFF00FFFFFFFFULL;   /* digits only: no borrow */
-    w1 -= 0x0000000000003030ULL;
-    w2 -= 0x3030003030003030ULL;
+    w0 &= 0x0F0F0F0F0F0F0F0FULL;    /* digits' values (separators unused) */
+    w1 &= 0x0F0F0F0F0F0F0F0FULL;
+    w2 &= 0x0F0F0F0F0F0F0F0FULL;
     int64_t y = CDC_B(w0, 0) * 1000 + CDC_B(w0, 1) * 100 + CDC_B(w0, 2) * 10 + CDC_B(w0, 3);
     int64_t m = CDC_B(w0, 5) * 10 + CDC_B(w0, 6);
     int64_t d = CDC_B(w1, 0) * 10 + CDC_B(w1, 1);
@@ -318,7 +357,7 @@ static inline int cdc_timestamp_fast(const uint8_t* p, int64_t n, int with_zone,
     int64_t s = CDC_B(w2, 6) * 10 + CDC_B(w2, 7);
     if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m) || h > 23 || mi > 59 || s > 59)
         return -1;
-    if (n > 20 && p[19] == '.') {
+    if (n > 20 && p[19] == cp->dot) {
         /* the fraction's first 8 bytes, or the value's last bytes moved down to byte 0 (the
          * bytes shifted in are zeros: non-digits) */
         if (n >= 28) {
@@ -327,12 +366,12 @@ static inline int cdc_timestamp_fast(const uint8_t* p, int64_t n, int with_zone,
             memcpy(&t, p + n - 8, 8);
             t >>= 8 * (28 - n);
         }
-        uint64_t nd = cdc_nondigits(t);
+        uint64_t nd = cdc_nondigits_cp(t, cp);
         if (nd == 0 || (nd & 0x80))
             return -1;                          /* 8 digits or more, or none */
         int64_t nf = __builtin_ctzll(nd) >> 3;
         int64_t keep = nf < 6 ? nf : 6;
-        uint64_t v = (t - 0x3030303030303030ULL) & ((1ULL << (8 * keep)) - 1);
+        uint64_t v = t & 0x0F0F0F0F0F0F0F0FULL & ((1ULL << (8 * keep)) - 1);
         f = (int64_t)(cdc_value8(v) / 100);     /* bytes past `keep` are 0: µs, two more */
         k = 20 + nf;
     }
@@ -342,17 +381,17 @@ static inline int cdc_timestamp_fast(const uint8_t* p, int64_t n, int with_zone,
         if (!with_zone)
             return -1;
         int64_t c = p[k];
-        if (c == 'Z' && k + 1 == n) {
+        if (c == cp->z && k + 1 == n) {
             /* UTC already */
-        } else if ((c == '+' || c == '-') && n - k == 6 && p[k + 3] == ':'
-                   && (uint8_t)(p[k + 1] - '0') <= 9 && (uint8_t)(p[k + 2] - '0') <= 9
-                   && (uint8_t)(p[k + 4] - '0') <= 9 && (uint8_t)(p[k + 5] - '0') <= 9) {
-            int64_t oh = (p[k + 1] - '0') * 10 + (p[k + 2] - '0');
-            int64_t om = (p[k + 4] - '0') * 10 + (p[k + 5] - '0');
+        } else if ((c == cp->plus || c == cp->minus) && n - k == 6 && p[k + 3] == cp->colon
+                   && CDC_DIG(p[k + 1], cp) <= 9 && CDC_DIG(p[k + 2], cp) <= 9
+                   && CDC_DIG(p[k + 4], cp) <= 9 && CDC_DIG(p[k + 5], cp) <= 9) {
+            int64_t oh = CDC_DIG(p[k + 1], cp) * 10 + CDC_DIG(p[k + 2], cp);
+            int64_t om = CDC_DIG(p[k + 4], cp) * 10 + CDC_DIG(p[k + 5], cp);
             if (oh > 23 || om > 59)
                 return -1;
             int64_t off = (oh * 60 + om) * 60 * 1000000LL;
-            r += c == '+' ? -off : off;
+            r += c == cp->plus ? -off : off;
         } else {
             return -1;
         }
@@ -360,9 +399,14 @@ static inline int cdc_timestamp_fast(const uint8_t* p, int64_t n, int with_zone,
     *us = r;
     return 1;
 #else
-    (void)p; (void)n; (void)with_zone; (void)us;
+    (void)p; (void)n; (void)with_zone; (void)cp; (void)us;
     return -1;
 #endif
+}
+
+static inline int cdc_timestamp_fast(const uint8_t* p, int64_t n, int with_zone, int64_t* us)
+{
+    return cdc_timestamp_cp(p, n, with_zone, &CDC_ASCII, us);
 }
 
 /* man * 10**exp10 (man != 0, exact: at most 19 digits) as the nearest double, by the

@@ -120,7 +120,7 @@ class _Run:
                 [c.nullable for c in cols], [0] * len(cols), self.images,
                 [(off, width, kind) for _, _, off, width, kind in HEADER],
                 fmt.asc, fmt.u8, fmt.u8len, fmt.space, fmt.options["float_format"] == "hfp",
-                fmt.encoding == "ascii")
+                fmt.encoding == "ascii", fmt.cpchars)
         return o.out
 
     # -- the loop --------------------------------------------------------------------------

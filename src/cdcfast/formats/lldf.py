@@ -253,6 +253,7 @@ class Lldf(Format):
         self.u8, self.u8len = codepages.utf8_table(enc)
         self.asc = codepages.ascii_table(enc)
         self.space = codepages.encode_text(" ", enc)[0]
+        self.cpchars = codepages.encode_text("0-.: T+Z", enc)    # for the date/time parsers
 
     # -- the envelope ----------------------------------------------------------------------
     def columns(self, table, ncols=0):
