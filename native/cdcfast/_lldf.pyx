@@ -833,6 +833,11 @@ cdef class TableOut:
     cdef Col* cc
     cdef Col* cp
     cdef int64_t ccap
+    cdef int64_t* varcols           # the value columns with offsets (nulls must write them)
+    cdef int64_t nvar
+    cdef uint8_t* okbm              # per chunk: rows whose images were read (changed and
+    cdef uint8_t* insbm             # present valid), rows all changed (inserts), as bitmaps
+    cdef int64_t bmcap
 
     def __cinit__(self, kinds, widths, precs, nullables, tzs, bint images, header,
                   bytes asc, bytes u8, bytes u8len, int space, bint hfp, bint ascii_only,
@@ -885,12 +890,20 @@ cdef class TableOut:
         self.after_v = Column(VALIDITY)
         self.changed_v = Column(VALIDITY)
         self.present_v = Column(VALIDITY)
+        self.varcols = <int64_t*>_grow(NULL, (n + 1) * 8)
+        self.nvar = 0
+        for j in range(n):
+            if self.kind[j] not in (K_I16, K_I32, K_I64, K_DEC, K_F32, K_F64, K_DATE, K_TIME,
+                                    K_TS, K_TSZ, K_BOOL):
+                self.varcols[self.nvar] = j
+                self.nvar += 1
 
     def __dealloc__(self):
         free(self.kind); free(self.width); free(self.prec); free(self.nullable); free(self.tz)
         free(self.h_kind); free(self.h_off); free(self.h_width)
         free(self.errs); free(self.raw); free(self.rows); free(self.hp)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
+        free(self.varcols); free(self.okbm); free(self.insbm)
 
     cdef Column _head_column(self, int64_t k):
         if k == H_BIN1:
@@ -1340,6 +1353,15 @@ cdef class TableOut:
         self._load(self.after, self.ca)
         self._load(self.changed, self.cc)
         self._load(self.present, self.cp)
+        cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0, j
+        cdef int64_t* vc = self.varcols
+        cdef int64_t nvar = self.nvar
+        if nb > self.bmcap:
+            self.bmcap = max(nb, 2 * self.bmcap)
+            self.okbm = <uint8_t*>_grow(self.okbm, self.bmcap)
+            self.insbm = <uint8_t*>_grow(self.insbm, self.bmcap)
+        memset(self.okbm, 0, nb)
+        memset(self.insbm, 0, nb)
         for i in range(k):
             r = self.rows[i]
             row = row0 + i
@@ -1348,8 +1370,8 @@ cdef class TableOut:
             has_a = op == OP_U or op == OP_C
             ok_b = ok_a = 0
             if fr.r_tab[r] < 0 or not (has_a or has_b) or fr.r_err[r] != 0:
-                _nulls(self.cb, n, row)
-                _nulls(self.ca, n, row)
+                _nulls(self.cb, vc, nvar, row)
+                _nulls(self.ca, vc, nvar, row)
                 continue                        # changed / present null
             dat = fr.dat(r)
             m = fr.r_dlen[r]
@@ -1360,7 +1382,7 @@ cdef class TableOut:
             for side in range(2):
                 cs = self.cb if side == 0 else self.ca
                 if (side == 0 and not has_b) or (side == 1 and not has_a):
-                    _nulls(cs, n, row)
+                    _nulls(cs, vc, nvar, row)
                     continue
                 pos = fr.dpos(r, q)
                 if m - q < 2 or q + 2 + <int64_t>be16(dat + q) > m:
@@ -1399,9 +1421,22 @@ cdef class TableOut:
             if ok_a:
                 col_valid(self.after_v, row)
             if (op == OP_C and ok_a) or (op == OP_D and ok_b) or (op == OP_U and ok_a and ok_b):
-                _flags(self.cc, self.cp, self.cb, self.ca, n, row, op)
-                col_valid(self.changed_v, row)
-                col_valid(self.present_v, row)
+                _setbit(self.okbm - b0, row)
+                if op == OP_C:
+                    _setbit(self.insbm - b0, row)
+                elif op == OP_U:                # changed where before and after differ
+                    for j in range(n):
+                        if _differs(self.cb + j, self.ca + j, row):
+                            _setbit(self.cc[j].data, row)
+        # changed / present of the chunk's rows: valid where the images were read, present
+        # all true there, changed all true for inserts (updates' bits are set above)
+        _or_bits(self.changed_v.valid + b0, self.okbm, nb)
+        _or_bits(self.present_v.valid + b0, self.okbm, nb)
+        for j in range(n):
+            _or_bits(self.cc[j].valid + b0, self.okbm, nb)
+            _or_bits(self.cp[j].valid + b0, self.okbm, nb)
+            _or_bits(self.cp[j].data + b0, self.okbm, nb)
+            _or_bits(self.cc[j].data + b0, self.insbm, nb)
         self._store(self.before, self.cb, row0 + k)
         self._store(self.after, self.ca, row0 + k)
         self._store(self.changed, self.cc, row0 + k)
@@ -1432,13 +1467,24 @@ cdef class TableOut:
         cdef bint ok
         cdef uint64_t bit = <uint64_t>1 << (row & 7)
         cdef int64_t byte = row >> 3
-        for j in range(self.ncols):
-            kind = self.kind[j]
-            w = self.width[j]
+        # everything the loop reads, in locals: stores through byte pointers may alias any
+        # field of self, which the compiler would otherwise load again after each of them
+        cdef const int64_t* kinds = self.kind
+        cdef const int64_t* widths = self.width
+        cdef const int64_t* precs = self.prec
+        cdef const uint8_t* nullables = self.nullable
+        cdef const uint8_t* u8 = self.u8
+        cdef const uint8_t* u8len = self.u8len
+        cdef const cdc_cp* cpage = &self.cpage
+        cdef bint hfp = self.hfp
+        cdef int64_t ncols = self.ncols
+        for j in range(ncols):
+            kind = kinds[j]
+            w = widths[j]
             x = cs + j
             vpos = q
             nb = 0
-            if self.nullable[j]:
+            if nullables[j]:
                 if q >= n:
                     return -1
                 nb = p[q]
@@ -1475,10 +1521,10 @@ cdef class TableOut:
             elif kind == K_I64:
                 (<int64_t*>x.data)[row] = <int64_t>be64(v)
             elif kind == K_DEC:
-                ok = packed_decimal(v, ln, <int>self.prec[j], &dv)
+                ok = packed_decimal(v, ln, <int>precs[j], &dv)
                 memcpy(x.data + 16 * row, &dv, 16)
             elif kind == K_F32:
-                if self.hfp:
+                if hfp:
                     xd = hfp32(v)
                     ok = not (xd > 3.4028234663852886e38 or xd < -3.4028234663852886e38)
                     fx = <float>xd
@@ -1487,7 +1533,7 @@ cdef class TableOut:
                     memcpy(&fx, &bits, 4)
                 (<float*>x.data)[row] = fx
             elif kind == K_F64:
-                if self.hfp:
+                if hfp:
                     xd = hfp64(v)
                 else:
                     bits = be64(v)
@@ -1498,15 +1544,15 @@ cdef class TableOut:
                 if v[0] == 1:
                     x.data[byte] |= <uint8_t>bit
             elif kind == K_DATE:                   # the SWAR parsers in place, else the
-                if date10_cp(v, 10, &self.cpage, &iv) != 1:      # careful ones decide
+                if date10_cp(v, 10, cpage, &iv) != 1:      # careful ones decide
                     ok = parse_date10(v, 10, a, &iv) and iv == <int32_t>iv
                 (<int32_t*>x.data)[row] = <int32_t>iv
             elif kind == K_TIME:
-                if clock_cp(v, 8, &self.cpage, &us, &iv) != 1 or iv != 8:
+                if clock_cp(v, 8, cpage, &us, &iv) != 1 or iv != 8:
                     ok = parse_time(v, 8, a, &us)
                 (<int64_t*>x.data)[row] = us
             elif kind == K_TS or kind == K_TSZ:
-                if timestamp_cp(v, ln, kind == K_TSZ, &self.cpage, &us) != 1:
+                if timestamp_cp(v, ln, kind == K_TSZ, cpage, &us) != 1:
                     ok = parse_timestamp(v, ln, a, kind == K_TSZ, &us)
                 (<int64_t*>x.data)[row] = us
             elif kind == K_BINARY or kind == K_VARBIN or kind == K_BLOB:
@@ -1531,7 +1577,7 @@ cdef class TableOut:
             else:                                    # CHAR, VARCHAR, CLOB: the code page
                 if x.dlen + 3 * ln > x.dcap:
                     self._grow_var(cols, cs, j, 3 * ln)
-                o = cp_to_utf8(v, ln, a, self.u8, self.u8len, x.data + x.dlen)
+                o = cp_to_utf8(v, ln, a, u8, u8len, x.data + x.dlen)
                 ok = o >= 0
                 if ok:
                     x.dlen += o
@@ -1558,12 +1604,18 @@ cdef inline void _setbit(uint8_t* bm, int64_t i) noexcept nogil:
     bm[i >> 3] |= <uint8_t>(1 << (i & 7))
 
 
-cdef inline void _nulls(Col* cs, int64_t n, int64_t row) noexcept nogil:
-    """Every column of an image null at `row` (nothing written there yet)."""
+cdef inline void _nulls(Col* cs, const int64_t* vc, int64_t nvar, int64_t row) noexcept nogil:
+    """Every column of an image null at `row` (nothing written there yet): only those with
+    offsets need a write (`vc`: their indexes)."""
     cdef int64_t j
-    for j in range(n):
-        if cs[j].layout == VAR:
-            cs[j].offs[row + 1] = <int32_t>cs[j].dlen
+    for j in range(nvar):
+        cs[vc[j]].offs[row + 1] = <int32_t>cs[vc[j]].dlen
+
+
+cdef inline void _or_bits(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nogil:
+    cdef int64_t i
+    for i in range(n):
+        dst[i] |= src[i]
 
 
 cdef inline void _unset(Col* cs, int64_t n, int64_t row) noexcept nogil:
@@ -1574,20 +1626,6 @@ cdef inline void _unset(Col* cs, int64_t n, int64_t row) noexcept nogil:
         if cs[j].layout == VAR:
             cs[j].dlen = cs[j].offs[row]
             cs[j].offs[row + 1] = <int32_t>cs[j].dlen
-
-
-cdef inline void _flags(Col* cc, Col* cp, Col* cb, Col* ca, int64_t n, int64_t row,
-                        uint8_t op) noexcept nogil:
-    """changed / present at `row` of a record whose images were read: inserts all changed,
-    deletes none, updates where before and after differ."""
-    cdef int64_t j, byte = row >> 3
-    cdef uint8_t bit = <uint8_t>(1 << (row & 7))
-    for j in range(n):
-        if op == OP_C or (op == OP_U and _differs(cb + j, ca + j, row)):
-            cc[j].data[byte] |= bit
-        cc[j].valid[byte] |= bit
-        cp[j].data[byte] |= bit
-        cp[j].valid[byte] |= bit
 
 
 cdef inline bint _differs(Col* b, Col* a, int64_t row) noexcept nogil:
