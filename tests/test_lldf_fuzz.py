@@ -125,10 +125,46 @@ def _catalog_dict(catalog):
     return catalog.to_dict()
 
 
+def _bits(arr):
+    """An array with every float (inside structs too) replaced by its bits, so that equality
+    is bitwise (Arrow's equals calls NaN unequal to itself)."""
+    if isinstance(arr, pa.ChunkedArray):
+        return pa.chunked_array([_bits(c) for c in arr.chunks], _bits_type(arr.type))
+    t = arr.type
+    if pa.types.is_floating(t):
+        return arr.view(pa.uint32() if t.bit_width == 32 else pa.uint64())
+    if pa.types.is_struct(t):
+        return pa.StructArray.from_arrays(
+            [_bits(arr.field(i)) for i in range(t.num_fields)],
+            fields=[pa.field(t.field(i).name, _bits_type(t.field(i).type))
+                    for i in range(t.num_fields)],
+            mask=arr.is_null() if arr.null_count else None)
+    return arr
+
+
+def _bits_type(t):
+    if pa.types.is_floating(t):
+        return pa.uint32() if t.bit_width == 32 else pa.uint64()
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(t.field(i).name, _bits_type(t.field(i).type))
+                          for i in range(t.num_fields)])
+    return t
+
+
+def tables_equal(a: pa.Table, b: pa.Table) -> bool:
+    """Schema and values equal, floats compared by their bits."""
+    if a.equals(b):
+        return True
+    if a.schema != b.schema or a.num_rows != b.num_rows:
+        return False
+    return all(_bits(a.column(i).combine_chunks()).equals(_bits(b.column(i).combine_chunks()))
+               for i in range(a.num_columns))
+
+
 def assert_same_table(a: pa.Table, b: pa.Table, what: str, source, catalog=None, options=None,
                       names=("native", "reference")):
     """a == b as Arrow tables (schema and values), else an error naming the first difference."""
-    if a.equals(b):
+    if tables_equal(a, b):
         return
     n1, n2 = names
     lines = [f"{what}: {n1} and {n2} differ", *_context(source, catalog, options)]
@@ -140,12 +176,12 @@ def assert_same_table(a: pa.Table, b: pa.Table, what: str, source, catalog=None,
                   f"{n2} _error: {b.column('_error').to_pylist()}"]
     else:
         for i in range(a.num_rows):
-            if not a.slice(i, 1).equals(b.slice(i, 1)):
+            if not tables_equal(a.slice(i, 1), b.slice(i, 1)):
                 ra, rb = _show_row(a, i), _show_row(b, i)
                 lines.append(f"first differing row {i}:")
                 if isinstance(ra, dict) and isinstance(rb, dict):
                     for k in ra:
-                        if not a.slice(i, 1).column(k).equals(b.slice(i, 1).column(k)):
+                        if not tables_equal(a.slice(i, 1).select([k]), b.slice(i, 1).select([k])):
                             lines += [f"  column {k}:", f"    {n1}: {ra[k]!r}",
                                       f"    {n2}: {rb[k]!r}"]
                 else:

@@ -1464,7 +1464,7 @@ cdef class TableOut:
         cdef double xd
         cdef float fx
         cdef uint64_t bits
-        cdef bint ok
+        cdef bint ok, isvar
         cdef uint64_t bit = <uint64_t>1 << (row & 7)
         cdef int64_t byte = row >> 3
         # everything the loop reads, in locals: stores through byte pointers may alias any
@@ -1482,6 +1482,7 @@ cdef class TableOut:
             kind = kinds[j]
             w = widths[j]
             x = cs + j
+            isvar = x.layout == VAR
             vpos = q
             nb = 0
             if nullables[j]:
@@ -1509,7 +1510,7 @@ cdef class TableOut:
                 if nb != 0xFF:
                     self._err(row, E_NULL_BYTE, fbase + <int32_t>j, fr.dpos(r, base + vpos),
                               nb, 0, 0, fr.r_msg[r], NULL, 0)
-                if x.layout == VAR:
+                if isvar:
                     x.offs[row + 1] = <int32_t>x.dlen
                 continue
             v = p + s
@@ -1522,7 +1523,10 @@ cdef class TableOut:
                 (<int64_t*>x.data)[row] = <int64_t>be64(v)
             elif kind == K_DEC:
                 ok = packed_decimal(v, ln, <int>precs[j], &dv)
-                memcpy(x.data + 16 * row, &dv, 16)
+                # two 8-byte stores: one 16-byte copy of a value just built in two halves
+                # would stall on the store-to-load forward
+                (<uint64_t*>(x.data + 16 * row))[0] = <uint64_t>dv
+                (<uint64_t*>(x.data + 16 * row))[1] = <uint64_t>(dv >> 64)
             elif kind == K_F32:
                 if hfp:
                     xd = hfp32(v)
@@ -1586,7 +1590,7 @@ cdef class TableOut:
             else:
                 self._err(row, E_VALUE, fbase + <int32_t>j, fr.dpos(r, base + vpos), 0, 0, 0,
                           fr.r_msg[r], v, ln)
-            if x.layout == VAR:
+            if isvar:
                 x.offs[row + 1] = <int32_t>x.dlen
         return q
 
