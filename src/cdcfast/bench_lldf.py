@@ -63,7 +63,7 @@ def _reader(column, encoding, hfp):
     if kind == K_DEC:
         def dec(b):
             h = b.hex()
-            v = decimal.Decimal(h[:-1]).scaleb(-scale)
+            v = decimal.Decimal(f"{h[:-1]}E-{scale}")           # exact
             return -v if h[-1] in "db" else v
         return fixed(dec)
     if kind == K_F32:
@@ -107,21 +107,31 @@ def _reader(column, encoding, hfp):
     raise ValueError(column.type.name)
 
 
+def _skipper(column):
+    """(data, pos) -> pos past a null column's bytes (they follow the null byte unread)."""
+    kind, width = layout(column)
+    if width:
+        return lambda d, p: p + width
+    if kind in (K_CLOB, K_DBCLOB, K_BLOB, K_XML):
+        return lambda d, p: p + 4 + struct.unpack_from(">I", d, p)[0]
+    return lambda d, p: p + 2 + struct.unpack_from(">H", d, p)[0]
+
+
 def struct_decoder(catalog, table, encoding="cp037", float_format="hfp"):
     """decode(data) -> pyarrow.Table of raw-framed records of one table: the baseline."""
     t = catalog.get(table)
-    readers = [(c.name, c.nullable, _reader(c, encoding, float_format == "hfp"))
+    readers = [(c.name, c.nullable, _reader(c, encoding, float_format == "hfp"), _skipper(c))
                for c in t.columns]
     ops = {"UB": "u", "I ": "c", "IL": "c", "D ": "d"}
 
     def image(d, p):
         row = {}
-        for name, nullable, read in readers:
-            if nullable:
-                flag = d[p]
-                p += 1
-                value, p = read(d, p)
-                row[name] = None if flag else value
+        for name, nullable, read, skip in readers:
+            if nullable and d[p]:
+                row[name] = None
+                p = skip(d, p + 1)
+            elif nullable:
+                row[name], p = read(d, p + 1)
             else:
                 row[name], p = read(d, p)
         return row, p

@@ -51,6 +51,26 @@ def map_file(path) -> object:
         return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+RELEASE_STEP = 64 << 20     # a mapped file's pages are given back in steps of this size
+
+
+def release(data, upto: int, done: int) -> int:
+    """Give back the pages of a memory-mapped file below `upto` (a decoder is past them; what
+    it returned are copies), from `done` on; returns the new `done`. Pages of a mapped file
+    count in the process's resident memory once touched, so without this reading a 2 GB file
+    batch by batch would grow RSS by 2 GB. Anything else than an mmap is left alone."""
+    if isinstance(data, memoryview):
+        data = data.obj
+    if not isinstance(data, mmap.mmap) or upto - done < RELEASE_STEP:
+        return done
+    upto -= upto % mmap.PAGESIZE
+    try:
+        data.madvise(mmap.MADV_DONTNEED, done, upto - done)
+    except (AttributeError, OSError, ValueError):   # not on this platform: keep the pages
+        return upto
+    return upto
+
+
 def _array_part(arr: pa.Array, base: int) -> Part:
     t = arr.type
     if pa.types.is_binary(t) or pa.types.is_string(t):

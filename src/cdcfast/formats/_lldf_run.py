@@ -10,12 +10,14 @@ import pyarrow.compute as pc
 
 from .. import _tz, envelope
 from ..errors import DecodeError
+from ..sources import release
 from .base import ALL, apply_mode, binary_column, errors_column, full_name, with_messages
 from .lldf import (HEADER, H_TS, SOURCE, E_HEADER_VALUE, E_IMAGE_LONG, E_IMAGE_SHORT, E_SEGLEN,
                    E_VALUE, describe, header_what)
 
 CHUNK_RECORDS = 1024          # logical records framed per chunk: their headers stay in cache
 FLUSH_BYTES = 256 << 20       # data bytes per batch at most: keeps string columns < 2 GiB
+KEEP_BEHIND = 1 << 20         # input kept mapped behind the framer (a peeked record)
 
 # the kernel's error entries (TableOut.errors)
 ROW, CODE, FIELD, POS, A, B, C, MSG, RAW_AT, RAW_LEN, SPAN_START, SPAN_END = range(12)
@@ -73,6 +75,7 @@ class _Run:
         self.unknown = np.zeros(16, dtype=bool)    # table ids the catalog lacks
         self.outputs = {}
         self.last_pos = int(part.offsets[0])
+        self.released = 0
 
     # -- tables ----------------------------------------------------------------------------
     def _register(self):
@@ -138,6 +141,9 @@ class _Run:
                 self._register()
                 continue
             yield from self._chunk(st == 0)
+            # the chunk is converted: the mapped input before it is no longer needed (a
+            # record that waits for its segments is at most one physical record back)
+            self.released = release(self.part.data, fr.pos - KEEP_BEHIND, self.released)
             fr.reset()
             if st == 0:
                 break
