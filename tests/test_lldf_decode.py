@@ -799,3 +799,47 @@ def test_split_pieces_decode_as_the_whole(framing):
                                         framing=framing) for a, b in zip(starts, starts[1:])]
     joined = pa.concat_tables(pieces).drop_columns(["seq"])
     assert joined.equals(whole.drop_columns(["seq"]))
+
+
+def test_every_header_field_has_its_own_value():
+    """A distinct value in every field of the seed's offset table (no two BIN fields alike,
+    no two CHAR fields alike), so that a field read at a wrong offset cannot pass."""
+    ten = lambda k: bytes(range(k, k + 10))          # noqa: E731
+    src = record("UB", data(emp_image(1), emp_image(2)),
+                 owner="OWNR", name="TBLNAME",
+                 ts=bcd17("20230405060708111111222222333"),
+                 commit_ts=bcd17("20230405060709444444555555666"),
+                 loglrsn=ten(0x10), commitlrsn=ten(0x20), uorid=ten(0x30),
+                 _2=text("SYSA"), _6=struct.pack(">HHH", 11, 12, 13),
+                 _16=text("DBNAMEA", 8), _24=text("TSNAMEB", 8), _58=struct.pack(">H", 14),
+                 _87=ten(0x40), _97=struct.pack(">H", 15), _99=bytes([0, 1, 0, 16, 17]),
+                 _106=text("U"), _107=text("A"), _108=text("T"),
+                 _109=struct.pack(">IH", 0x01020304, 18), _115=bytes([19]), _116=text("X"),
+                 _117=ten(0x50), _127=bcd17("20230405060700777777888888999"),
+                 _161=text("A"), _162=ten(0x60), _202=ten(0x70), _212=text("DB"),
+                 _214=text("CONNID", 8), _222=text("CORRELATION1", 12),
+                 _234=text("AUTHIDX", 8), _242=text("PLANNAME", 8), _250=text("NETWORK", 8),
+                 _258=text("LUWNAME", 8), _266=bytes(range(0x80, 0x86)),
+                 _272=struct.pack(">H", 20), _274=text("Y"), _275=text("N"), _276=text("Y"),
+                 _277=ten(0x90), _287=text("R"))
+    r = API.headers(src, format=FMT).to_pylist()[0]
+    assert {k: r[k] for k in ("op", "source_op", "schema", "table", "txid", "commit_ts",
+                              "change_ts", "commit_pos", "change_pos", "seq", "_error")} == {
+        "op": "u", "source_op": "UB", "schema": "OWNR", "table": "TBLNAME",
+        "txid": ten(0x30).hex().upper(), "commit_ts": utc(2023, 4, 5, 6, 7, 9, 444444),
+        "change_ts": utc(2023, 4, 5, 6, 7, 8, 111111), "commit_pos": ten(0x20),
+        "change_pos": ten(0x10), "seq": 0, "_error": None}
+    assert r["source"] == {
+        "systemid": "SYSA", "dbid": 11, "psid": 12, "obid": 13, "dbname": "DBNAMEA",
+        "tsname": "TSNAMEB", "partnum": 14, "logrba": ten(0x40), "memberid": 15,
+        "rid_page": 0x00010010, "rid_id": 17, "sqltype": "U", "logrecdisp": "A",
+        "sqlsrctype": "T", "logbytes": 0x01020304, "logdelta": 18, "anomaly_rowid": 19,
+        "anomaly_type": "X", "anomaly_rba": ten(0x50),
+        "uor_ts": utc(2023, 4, 5, 6, 7, 0, 777777), "uordisp": "A", "uoridlrsn": ten(0x60),
+        "uorid": ten(0x30), "totalsegs": 0, "uorcommitpoint": ten(0x70),
+        "connection_type": "DB", "connect_id": "CONNID", "correlation_id": "CORRELATION1",
+        "authid": "AUTHIDX", "plan": "PLANNAME", "luw_network_id": "NETWORK",
+        "luw_name": "LUWNAME", "luw_instance": bytes(range(0x80, 0x86)), "luw_seqno": 20,
+        "incomplete_trans": True, "incomplete_dep": False, "uor_has_comp": True,
+        "sqlrirba": ten(0x90), "pagenum_fmt": "R", "owner_truncated": False,
+        "name_truncated": False}
