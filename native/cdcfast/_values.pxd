@@ -561,6 +561,7 @@ cdef inline Py_ssize_t cp_to_utf8(const uint8_t* p, Py_ssize_t n, const uint8_t*
     ASCII table `asc`; other bytes through the UTF-8 table. Returns bytes written, or -1."""
     cdef Py_ssize_t i = 0, o = 0, k
     cdef uint64_t w
+    cdef bint ascii = 0                 # the last 8-byte block was all ASCII (copied 1:1)
     while i + 8 <= n:
         w = _ascii8(p + i, asc)
         if (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL:   # a zero byte
@@ -568,10 +569,19 @@ cdef inline Py_ssize_t cp_to_utf8(const uint8_t* p, Py_ssize_t n, const uint8_t*
             if k < 0:
                 return -1
             o += k
+            ascii = 0
         else:
             memcpy(out + o, &w, 8)
             o += 8
+            ascii = 1
         i += 8
+    if ascii and i < n:
+        # the tail as the last 8 bytes, overlapping the block before (written 1:1, so the
+        # overlap is written again with the same bytes)
+        w = _ascii8(p + n - 8, asc)
+        if not ((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL):
+            memcpy(out + o - (8 - (n - i)), &w, 8)
+            return o + (n - i)
     k = to_utf8(p + i, n - i, u8, u8len, out + o)
     if k < 0:
         return -1
