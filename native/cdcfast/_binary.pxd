@@ -8,7 +8,6 @@ count, -1 on malformed input, for the text ones).
 """
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
-from libc.math cimport ldexp
 
 from cdcfast._values cimport cdc_i128, days_from_civil, days_in_month, US_PER_SEC, US_PER_DAY
 
@@ -124,8 +123,13 @@ cdef inline uint64_t _ipow10(int n) noexcept nogil:
 
 cdef inline double hfp_value(uint64_t frac, int expo, int neg, int bits) noexcept nogil:
     """fraction × 16^(expo − 64) / 2^bits: the fraction rounds once into a double (ties to
-    even, by the hardware conversion), the scaling by a power of two is then exact."""
-    cdef double v = ldexp(<double>frac, 4 * (expo - 64) - bits)
+    even, by the hardware conversion), the scaling by a power of two is then exact. The
+    power is built from its bits (no libm call): 2^(4 (expo − 64) − bits) lies between
+    2^-312 and 2^228, always a normal double, and so is every product."""
+    cdef uint64_t e = <uint64_t>(4 * (expo - 64) - bits + 1023) << 52
+    cdef double scale
+    memcpy(&scale, &e, 8)
+    cdef double v = <double>frac * scale
     return -v if neg else v
 
 

@@ -837,7 +837,10 @@ cdef class TableOut:
     cdef int64_t nvar
     cdef uint8_t* okbm              # per chunk: rows whose images were read (changed and
     cdef uint8_t* insbm             # present valid), rows all changed (inserts), as bitmaps
-    cdef int64_t bmcap
+    cdef uint8_t* imgbm             # per chunk and side: rows whose image was read
+    cdef uint8_t* nulbm             # per chunk, side and column: its nulls (and bad values)
+    cdef int64_t* updrows           # per chunk: update rows whose two images were read
+    cdef int64_t bmcap, nbstride, bm0
 
     def __cinit__(self, kinds, widths, precs, nullables, tzs, bint images, header,
                   bytes asc, bytes u8, bytes u8len, int space, bint hfp, bint ascii_only,
@@ -903,7 +906,8 @@ cdef class TableOut:
         free(self.h_kind); free(self.h_off); free(self.h_width)
         free(self.errs); free(self.raw); free(self.rows); free(self.hp)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
-        free(self.varcols); free(self.okbm); free(self.insbm)
+        free(self.varcols); free(self.okbm); free(self.insbm); free(self.imgbm)
+        free(self.nulbm); free(self.updrows)
 
     cdef Column _head_column(self, int64_t k):
         if k == H_BIN1:
@@ -1356,12 +1360,22 @@ cdef class TableOut:
         cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0, j
         cdef int64_t* vc = self.varcols
         cdef int64_t nvar = self.nvar
+        cdef int64_t nupd = 0, t
+        cdef uint8_t* img
+        cdef uint8_t* nul
         if nb > self.bmcap:
             self.bmcap = max(nb, 2 * self.bmcap)
             self.okbm = <uint8_t*>_grow(self.okbm, self.bmcap)
             self.insbm = <uint8_t*>_grow(self.insbm, self.bmcap)
+            self.imgbm = <uint8_t*>_grow(self.imgbm, 2 * self.bmcap)
+            self.nulbm = <uint8_t*>_grow(self.nulbm, 2 * (n + 1) * self.bmcap)
+        self.updrows = <int64_t*>_grow(self.updrows, (k + 1) * 8)
+        self.nbstride = nb
+        self.bm0 = b0
         memset(self.okbm, 0, nb)
         memset(self.insbm, 0, nb)
+        memset(self.imgbm, 0, 2 * nb)
+        memset(self.nulbm, 0, 2 * n * nb)
         for i in range(k):
             r = self.rows[i]
             row = row0 + i
@@ -1417,17 +1431,31 @@ cdef class TableOut:
                 self._err(row, E_DATA_REST, F_DATA, fr.dpos(r, q), m - q, 0, 0, fr.r_msg[r],
                           NULL, 0)
             if ok_b:
-                col_valid(self.before_v, row)
+                _setbit(self.imgbm - b0, row)
             if ok_a:
-                col_valid(self.after_v, row)
+                _setbit(self.imgbm + nb - b0, row)
             if (op == OP_C and ok_a) or (op == OP_D and ok_b) or (op == OP_U and ok_a and ok_b):
                 _setbit(self.okbm - b0, row)
                 if op == OP_C:
                     _setbit(self.insbm - b0, row)
-                elif op == OP_U:                # changed where before and after differ
-                    for j in range(n):
-                        if _differs(self.cb + j, self.ca + j, row):
-                            _setbit(self.cc[j].data, row)
+                elif op == OP_U:
+                    self.updrows[nupd] = row
+                    nupd += 1
+        # validity of the chunk's values: where their image was read, less their nulls
+        for side in range(2):
+            cs = self.cb if side == 0 else self.ca
+            img = self.imgbm + side * nb
+            _or_bits((self.before_v if side == 0 else self.after_v).valid + b0, img, nb)
+            for j in range(n):
+                nul = self.nulbm + (side * n + j) * nb
+                for t in range(nb):
+                    cs[j].valid[b0 + t] |= img[t] & ~nul[t]
+        # updates: changed where before and after differ (their validity is final now)
+        for t in range(nupd):
+            row = self.updrows[t]
+            for j in range(n):
+                if _differs(self.cb + j, self.ca + j, row):
+                    _setbit(self.cc[j].data, row)
         # changed / present of the chunk's rows: valid where the images were read, present
         # all true there, changed all true for inserts (updates' bits are set above)
         _or_bits(self.changed_v.valid + b0, self.okbm, nb)
@@ -1467,6 +1495,8 @@ cdef class TableOut:
         cdef bint ok, isvar
         cdef uint64_t bit = <uint64_t>1 << (row & 7)
         cdef int64_t byte = row >> 3
+        cdef int64_t nbs = self.nbstride
+        cdef uint8_t* nulls = self.nulbm + side * self.ncols * nbs - self.bm0
         # everything the loop reads, in locals: stores through byte pointers may alias any
         # field of self, which the compiler would otherwise load again after each of them
         cdef const int64_t* kinds = self.kind
@@ -1507,6 +1537,7 @@ cdef class TableOut:
                 return -1
             q = s + ln
             if nb:
+                nulls[j * nbs + byte] |= <uint8_t>bit
                 if nb != 0xFF:
                     self._err(row, E_NULL_BYTE, fbase + <int32_t>j, fr.dpos(r, base + vpos),
                               nb, 0, 0, fr.r_msg[r], NULL, 0)
@@ -1579,15 +1610,14 @@ cdef class TableOut:
                     memcpy(x.data + x.dlen, v, ln)
                     x.dlen += ln
             else:                                    # CHAR, VARCHAR, CLOB: the code page
-                if x.dlen + 3 * ln > x.dcap:
-                    self._grow_var(cols, cs, j, 3 * ln)
-                o = cp_to_utf8(v, ln, a, u8, u8len, x.data + x.dlen)
+                if x.dlen + 3 * ln + 8 > x.dcap:
+                    self._grow_var(cols, cs, j, 3 * ln + 8)
+                o = cp_to_utf8(v, ln, a, u8, u8len, x.data + x.dlen, p + n - v)
                 ok = o >= 0
                 if ok:
                     x.dlen += o
-            if ok:
-                x.valid[byte] |= <uint8_t>bit
-            else:
+            if not ok:
+                nulls[j * nbs + byte] |= <uint8_t>bit
                 self._err(row, E_VALUE, fbase + <int32_t>j, fr.dpos(r, base + vpos), 0, 0, 0,
                           fr.r_msg[r], v, ln)
             if isvar:
@@ -1623,10 +1653,10 @@ cdef inline void _or_bits(uint8_t* dst, const uint8_t* src, int64_t n) noexcept 
 
 
 cdef inline void _unset(Col* cs, int64_t n, int64_t row) noexcept nogil:
-    """Take back what an image wrote at `row` (the last row): every value null."""
+    """Take back what an image wrote at `row` (the last row): its variable-length data (the
+    row's values are null since its image is not marked read)."""
     cdef int64_t j
     for j in range(n):
-        cs[j].valid[row >> 3] &= <uint8_t>~(1 << (row & 7))
         if cs[j].layout == VAR:
             cs[j].dlen = cs[j].offs[row]
             cs[j].offs[row + 1] = <int32_t>cs[j].dlen

@@ -554,13 +554,21 @@ cdef inline uint64_t _ascii8(const uint8_t* p, const uint8_t* asc) noexcept nogi
 
 
 cdef inline Py_ssize_t cp_to_utf8(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
-                                  const uint8_t* u8, const uint8_t* u8len,
-                                  uint8_t* out) noexcept nogil:
+                                  const uint8_t* u8, const uint8_t* u8len, uint8_t* out,
+                                  Py_ssize_t readable=0) noexcept nogil:
     """Single-byte code page → UTF-8 (see to_utf8), eight bytes a step while they are all
     ASCII characters (the common case: names, codes, English text), through the code page's
-    ASCII table `asc`; other bytes through the UTF-8 table. Returns bytes written, or -1."""
+    ASCII table `asc`; other bytes through the UTF-8 table. Returns bytes written, or -1.
+    `readable` ≥ 8: that many bytes may be read from p, and 8 written at out (a short value
+    inside a bigger buffer, an output with slack): then a value under 8 bytes is one word too."""
     cdef Py_ssize_t i = 0, o = 0, k
-    cdef uint64_t w
+    cdef uint64_t w, z
+    if n < 8 and readable >= 8:
+        w = _ascii8(p, asc)
+        z = (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL   # zero bytes
+        if not (z & ((<uint64_t>1 << (8 * n)) - 1)):
+            memcpy(out, &w, 8)
+            return n
     cdef bint ascii = 0                 # the last 8-byte block was all ASCII (copied 1:1)
     while i + 8 <= n:
         w = _ascii8(p + i, asc)
