@@ -1122,13 +1122,21 @@ cdef class TableOut:
             self._str(cx, txt, 20)
             self._str(ccp, <const char*>(d + h + 192), 10)
             self._str(cxp, <const char*>(d + h + 77), 10)
-        # the timestamps: one loop each
+        # the timestamps (a transaction's commit time repeats: converted when it changes)
+        cdef const uint8_t* prev_commit = NULL
+        cdef int64_t cv = 0
+        cdef int crc = 0
         for i in range(k):
             r = self.rows[i]
             if fr.r_tab[r] < 0:
                 continue
             h = fr.r_h[r]
-            rc = bcd_timestamp17(d + h + 144, &v)
+            p = d + h + 144
+            if prev_commit == NULL or not eq_exact(p, prev_commit, 17):
+                crc = bcd_timestamp17(p, &cv)
+                prev_commit = p if crc != 0 else NULL
+            rc = crc
+            v = cv
             if rc == 1:
                 cts[row0 + i] = v
                 col_valid(self.commit_ts, row0 + i)
