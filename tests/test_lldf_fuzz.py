@@ -59,7 +59,8 @@ import sys
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import HealthCheck, event, given, note, settings, strategies as st
+from hypothesis import (HealthCheck, currently_in_test_context, event, given, note, settings,
+                        strategies as st)
 
 import cdcfast
 from cdcfast import _lldf as native_lldf
@@ -100,6 +101,8 @@ ENVELOPE = ("op", "source_op", "schema", "table", "txid", "commit_ts", "change_t
 
 def show_source(source) -> str:
     """An input as hex: a stream, or a list of messages (None for a tombstone)."""
+    if isinstance(source, str):
+        return f"the file {source}, " + show_source(pathlib.Path(source).read_bytes())
     if isinstance(source, (bytes, bytearray, memoryview)):
         return f"{len(source)} bytes: {bytes(source).hex()}"
     if isinstance(source, (pa.Array, pa.ChunkedArray)):
@@ -487,7 +490,7 @@ def column_type(draw, encoding, float_format):
     if pick == 3:
         p = draw(st.sampled_from([1, 2, 3, 5, 9, 10, 18, 19, 30, 31]))
         s = draw(st.integers(0, p))
-        vals = st.integers(-(10 ** p - 1), 10 ** p - 1).map(lambda n: D(n).scaleb(-s))
+        vals = st.integers(-(10 ** p - 1), 10 ** p - 1).map(lambda n: D(f"{n}E-{s}"))
         return f"DECIMAL({p},{s})", same(vals)
     if pick == 4:
         if float_format == "hfp":
@@ -550,7 +553,7 @@ def column_type(draw, encoding, float_format):
             lambda v: v.replace(tzinfo=UTC)))
     if pick == 21:
         return "NUMERIC(31,31)", same(st.integers(-(10 ** 31 - 1), 10 ** 31 - 1).map(
-            lambda n: D(n).scaleb(-31)))
+            lambda n: D(f"{n}E-31")))
     return "DEC", same(st.integers(-99999, 99999).map(D))
 
 
@@ -927,8 +930,20 @@ def mutated_inputs(draw, catalog_ops=True):
     chosen = list(msgs[start:start + draw(st.integers(1, 3))])
     n_struct = draw(st.integers(0, 3))
     n_bytes = draw(st.integers(0, 3))
+    as_stream = draw(st.booleans())
     out = []
-    for k, m in enumerate(chosen):
+    if not as_stream and draw(st.integers(0, 2)) == 0:
+        # messages cut at any physical record, segmented records' segments across messages
+        recs = [r for m in chosen for b in physical(m, framing) for r in b]
+        recs = [r for b in mutate_structure([recs], draw(st.lists(
+            STRUCT_MUTATION.filter(lambda op: op[0] not in ("rdw", "bdw")),
+            max_size=n_struct)))[0] for r in b]
+        cuts = sorted(set(draw(st.lists(st.integers(0, len(recs)), max_size=4))))
+        groups = [recs[a:b] for a, b in zip([0, *cuts], [*cuts, len(recs)]) if b > a]
+        out = [frame([g], framing) for g in groups] or [b""]
+        k = draw(st.integers(0, len(out) - 1))
+        out[k] = mutate_bytes(out[k], draw(st.lists(BYTE_MUTATION, max_size=n_bytes)))
+    for k, m in enumerate(chosen if not out else ()):
         if k == 0 or draw(st.booleans()):
             blocks, rdw, bdw = mutate_structure(
                 physical(m, framing), draw(st.lists(STRUCT_MUTATION, max_size=n_struct)))
@@ -945,16 +960,25 @@ def mutated_inputs(draw, catalog_ops=True):
                                           "float_format": ("hfp", "ieee"),
                                           "source_tz": ZONES}[key]))
     opts["order"] = draw(st.sampled_from(["input", "input", "commit"]))
-    if draw(st.booleans()):
+    if as_stream:
         source = b"".join(out)
+        kind = draw(st.sampled_from(["bytes", "bytes", "bytearray", "memoryview", "path"]))
+        if kind == "bytearray":
+            source = bytearray(source)
+        elif kind == "memoryview":
+            source = memoryview(b"\x00" + source)[1:]        # a view that does not start at 0
+        elif kind == "path":
+            source = StreamFile(source)
     else:
         for t in sorted(draw(st.lists(st.integers(0, len(out)), max_size=2)), reverse=True):
             out.insert(t, None)
-        source = draw(st.sampled_from(["list", "array", "chunked"]))
+        source = draw(st.sampled_from(["list", "array", "large", "chunked"]))
         if source == "list":
             source = out
         elif source == "array":
             source = pa.array(out, pa.binary())
+        elif source == "large":
+            source = pa.array(out, pa.large_binary())
         else:
             cut = draw(st.integers(0, len(out)))
             source = pa.chunked_array([pa.array(out[:cut], pa.binary()),
@@ -962,9 +986,38 @@ def mutated_inputs(draw, catalog_ops=True):
     return source, catalog, opts
 
 
+class StreamFile:
+    """A stream the strategies want read from a file (SPEC §1: a path is memory-mapped);
+    `check` writes it to a temporary file and passes the path."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def __repr__(self):
+        return f"StreamFile({self.data!r})"
+
+
+_TMP = []
+
+
+def as_source(source):
+    """A StreamFile becomes a path (one temporary file, rewritten per example)."""
+    if not isinstance(source, StreamFile):
+        return source
+    if not _TMP:
+        import tempfile
+        _TMP.append(pathlib.Path(tempfile.mkdtemp(prefix="lldf-fuzz-")) / "stream.lldf")
+    _TMP[0].write_bytes(source.data)
+    return str(_TMP[0])
+
+
 # -- the checks --------------------------------------------------------------------------------------
 
 def messages_of(source) -> list:
+    if isinstance(source, StreamFile):
+        return [source.data]
+    if isinstance(source, (str, os.PathLike)):
+        return [pathlib.Path(source).read_bytes()]
     if isinstance(source, (bytes, bytearray, memoryview)):
         return [bytes(source)]
     if isinstance(source, (pa.Array, pa.ChunkedArray)):
@@ -986,8 +1039,11 @@ def check_errors(t: pa.Table, messages, what, ctx):
         msg, pos = int(m.group("msg")), int(m.group("byte"))
         assert msg < len(messages) and messages[msg] is not None, (what, err, ctx())
         assert pos <= len(messages[msg]), (what, err, len(messages[msg]), ctx())
-        if corrupt is not None:
-            assert corrupt and corrupt in messages[msg], (what, err, corrupt.hex(), ctx())
+        if corrupt is not None:     # the error lies in the corrupt bytes, found in message M
+            at = [i for i in range(len(messages[msg]) - len(corrupt) + 1)
+                  if messages[msg].startswith(corrupt, i)] if corrupt else []
+            assert any(i <= pos <= i + len(corrupt) for i in at), \
+                (what, err, corrupt.hex(), at, ctx())
 
 
 def errors_in_input_order(tables) -> list:
@@ -1009,6 +1065,7 @@ def _without_errors(t: pa.Table) -> pa.Table:
 
 def check(source, catalog, options, batches=True):
     """Every promise of the module docstring (3.), for one source."""
+    source = as_source(source)
     ctx = lambda: "\n".join(_context(source, catalog, options))     # noqa: E731
     made = {n: _run(lambda m=m: m.Decoder(FMT, catalog, **options)) for n, m in APIS}
     if made["native"][0] == "raised" or made["reference"][0] == "raised":
@@ -1040,8 +1097,8 @@ def check(source, catalog, options, batches=True):
     h = heads["native"][1]
     check_errors(h, messages, "headers", ctx)
     errs = {e for t in [h, *perm.values()] for e in t.column("_error").drop_null().to_pylist()}
-    for err in errs:        # pytest --hypothesis-show-statistics: which errors were reached
-        m = ERROR_PARTS.match(err)
+    for err in errs if currently_in_test_context() else ():
+        m = ERROR_PARTS.match(err)      # pytest --hypothesis-show-statistics lists them
         event(f"error {m.group('field').split('.')[0]}: "
               f"{re.sub(r'X.[0-9A-F]*.|[0-9]+', 'N', m.group('reason'))[:45]}")
     assert h.num_rows == decs["native"].last_stats["records"], ctx()
@@ -1071,6 +1128,10 @@ def check(source, catalog, options, batches=True):
                             catalog, options)
         if res["native"][0] == "ok":
             assert all(b.num_rows <= size for b in res["native"][1]), ctx()
+
+    # a Decoder used before gives what a fresh one gave
+    again = _run(lambda: decs["native"].decode_tables(source))
+    assert_same_outcome(again, got["native"], "decode_tables again", source, catalog, options)
 
     # FAILFAST: the same DecodeError on both, exactly when PERMISSIVE has an error row
     for what, call, perm_tables in (
@@ -1416,6 +1477,131 @@ def random_images(draw):
 def test_random_column_values(case):
     """4.: every converter on random and near-valid bytes: native == reference."""
     check(*case, batches=False)
+
+
+# -- BIN(17) header timestamps in source_tz --------------------------------------------------------
+
+# zones with the odd transitions: 30-minute DST, negative DST, a skipped day, DST suspended for
+# Ramadan, a two-hour jump, LMT offsets with seconds, fixed offsets
+TS_ZONES = ("UTC", "Europe/Paris", "America/New_York", "Australia/Lord_Howe", "Europe/Dublin",
+            "Pacific/Apia", "Africa/Casablanca", "Antarctica/Troll", "America/St_Johns",
+            "Asia/Kolkata", "Europe/Moscow", "+05:45", "-03:30")
+TS_FIELDS = (("TIMESTAMP", 60), ("UORTIMESTAMP", 127), ("UORCOMMITTIMESTAMP", 144))
+
+
+@functools.lru_cache(maxsize=None)
+def transition_walls(zone_name):
+    """Wall clocks at the zone's offset changes (both sides) in a few years, for the
+    strategies: the hours that repeat or are skipped."""
+    from cdcfast import _tz
+    z = _tz.zone(zone_name)
+    if isinstance(z, dt.timezone):
+        return (dt.datetime(2024, 1, 1),)
+    out = []
+    off = lambda t: t.astimezone(z).utcoffset()     # noqa: E731
+    for year in (1891, 1911, 1940, 1970, 1996, 2011, 2014, 2019, 2024, 2037, 2050, 2100, 9998):
+        t = dt.datetime(year, 1, 1, tzinfo=UTC)
+        while t.year == year:
+            n = t + dt.timedelta(days=1)
+            if off(t) != off(n):
+                a, b = t, n
+                while b - a > dt.timedelta(seconds=1):
+                    mid = a + (b - a) / 2
+                    mid = mid.replace(microsecond=0)
+                    if mid <= a:
+                        break
+                    a, b = (mid, b) if off(mid) == off(a) else (a, mid)
+                for o in (off(a), off(b)):
+                    out.append((b + o).replace(tzinfo=None))
+            t = n
+    return tuple(out) or (dt.datetime(2024, 1, 1),)
+
+
+def bcd17(y, mo, d, h, mi, s, frac15, pad5="00000"):
+    return bytes.fromhex(f"{y:04d}{mo:02d}{d:02d}{h:02d}{mi:02d}{s:02d}{frac15}{pad5}")
+
+
+@st.composite
+def header_stamps(draw, zone_name):
+    """(17 bytes, the decoded instant or "error" or None): valid wall clocks (near the zone's
+    transitions, or anywhere in years 1-9999), all zeros, and impossible dates and times."""
+    kind = draw(st.integers(0, 9))
+    frac = draw(st.integers(0, 10 ** 15 - 1))
+    if kind == 0:
+        return bytes(17), None
+    if kind <= 2:       # an impossible date or time, or a bad nibble
+        y, mo, d, h, mi, sec = draw(st.sampled_from([
+            (0, 1, 1, 0, 0, 0), (2024, 0, 1, 0, 0, 0), (2024, 13, 1, 0, 0, 0),
+            (2023, 2, 29, 0, 0, 0), (2024, 4, 31, 0, 0, 0), (2024, 1, 0, 0, 0, 0),
+            (2024, 1, 32, 0, 0, 0), (2024, 1, 1, 24, 0, 0), (2024, 1, 1, 0, 60, 0),
+            (2024, 1, 1, 0, 0, 60), (1900, 2, 29, 12, 0, 0)]))
+        raw = bytearray(bcd17(y, mo, d, h, mi, sec, f"{frac:015d}"))
+        if kind == 2:   # or a nibble above 9 anywhere, pad digits included
+            at, low = draw(st.integers(0, 16)), draw(st.booleans())
+            v = draw(st.integers(10, 15))
+            raw = bytearray(bcd17(2024, 6, 1, 12, 0, 0, f"{frac:015d}"))
+            raw[at] = (raw[at] & 0xF0) | v if low else (raw[at] & 0x0F) | v << 4
+        return bytes(raw), "error"
+    if kind <= 6:
+        wall = draw(st.sampled_from(transition_walls(zone_name))) + draw(st.sampled_from([
+            dt.timedelta(0), dt.timedelta(seconds=-1), dt.timedelta(microseconds=-1),
+            dt.timedelta(microseconds=1), dt.timedelta(minutes=30), dt.timedelta(hours=-1),
+            dt.timedelta(hours=1), dt.timedelta(minutes=59, seconds=59),
+            dt.timedelta(hours=2), dt.timedelta(days=-1)]))
+        frac = wall.microsecond * 10 ** 9 + frac % 10 ** 9
+    else:
+        wall = draw(st.datetimes(dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59)))
+        frac = wall.microsecond * 10 ** 9 + frac % 10 ** 9
+    pad = draw(st.sampled_from(["00000", "00000", "12345", "99999"]))
+    raw = bcd17(wall.year, wall.month, wall.day, wall.hour, wall.minute, wall.second,
+                f"{frac:015d}", pad)
+    return raw, _wall_clock_instant(wall, zone_name)
+
+
+def _wall_clock_instant(wall, zone_name):
+    """docs/lldf.md and SPEC §3: the wall clock read in source_tz, a repeated or skipped local
+    time as the earlier instant; None where Python's datetime cannot hold the answer."""
+    from cdcfast import _tz
+    if not 2 <= wall.year <= 9998:
+        return "unchecked"
+    z = _tz.zone(zone_name)
+    return min(wall.replace(tzinfo=z, fold=f).astimezone(UTC) for f in (0, 1))
+
+
+@budget(60)
+@given(st.sampled_from(TS_ZONES).flatmap(lambda z: st.tuples(
+    st.just(z), st.lists(st.tuples(header_stamps(z), header_stamps(z), header_stamps(z)),
+                         min_size=1, max_size=4))), st.sampled_from(["input", "commit"]))
+def test_header_timestamps(case, order):
+    """BIN(17) TIMESTAMP / UORTIMESTAMP / UORCOMMITTIMESTAMP in any zone: both decoders equal
+    (and equal to the wall clock read as docs/lldf.md says), impossible ones an error."""
+    zone_name, stamps = case
+    msgs, catalog, _ = corpus(0)
+    base = physical(msgs[0], "raw")[0][0]
+    records = []
+    for triple in stamps:
+        rec = bytearray(base)
+        for (_, off), (raw, _) in zip(TS_FIELDS, triple):
+            rec[off:off + 17] = raw
+        records.append(bytes(rec))
+    data = b"".join(records)
+    options = {"source_tz": zone_name, "order": order}
+    check(data, catalog, options, batches=False)
+    heads = cdcfast.headers(data, format=FMT, catalog=catalog, source_tz=zone_name)
+    cols = (heads.column("change_ts"), heads.column("source").combine_chunks().field("uor_ts"),
+            heads.column("commit_ts"))
+    for i, triple in enumerate(stamps):
+        first_error = next((name for (name, _), (_, want) in zip(TS_FIELDS, triple)
+                            if want == "error"), None)
+        err = heads.column("_error")[i].as_py()
+        assert (err or "").split(":")[0] == (first_error or ""), (err, triple, zone_name)
+        for (name, _), (raw, want), col in zip(TS_FIELDS, triple, cols):
+            if want == "unchecked":
+                assert col[i].is_valid, (name, raw.hex(), zone_name)
+                continue
+            got = col[i].as_py()
+            assert got == (None if want == "error" else want), \
+                (name, raw.hex(), zone_name, got, want)
 
 
 @budget(40)

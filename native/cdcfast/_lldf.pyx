@@ -841,6 +841,8 @@ cdef class TableOut:
     cdef uint8_t* nulbm             # per chunk, side and column: its nulls (and bad values)
     cdef int64_t* updrows           # per chunk: update rows whose two images were read
     cdef int64_t bmcap, nbstride, bm0
+    cdef uint8_t* framedbm          # per chunk: rows whose record was framed (header fields
+    cdef int64_t fbcap              # that are never null are valid exactly there)
 
     def __cinit__(self, kinds, widths, precs, nullables, tzs, bint images, header,
                   bytes asc, bytes u8, bytes u8len, int space, bint hfp, bint ascii_only,
@@ -907,7 +909,7 @@ cdef class TableOut:
         free(self.errs); free(self.raw); free(self.rows); free(self.hp)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
         free(self.varcols); free(self.okbm); free(self.insbm); free(self.imgbm)
-        free(self.nulbm); free(self.updrows)
+        free(self.nulbm); free(self.updrows); free(self.framedbm)
 
     cdef Column _head_column(self, int64_t k):
         if k == H_BIN1:
@@ -1175,9 +1177,15 @@ cdef class TableOut:
         """The source struct, one header field at a time over all k rows."""
         cdef int64_t i, r, h, f
         cdef const uint8_t* d = fr.data
+        cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0
+        if nb > self.fbcap:
+            self.fbcap = max(nb, 2 * self.fbcap)
+            self.framedbm = <uint8_t*>_grow(self.framedbm, self.fbcap)
+        memset(self.framedbm, 0, nb)
         for i in range(k):
             r = self.rows[i]
             if fr.r_tab[r] >= 0:
+                _setbit(self.framedbm - b0, row0 + i)
                 col_valid(self.source_v, row0 + i)
                 h = fr.r_h[r]
                 if be16(d + h + 12) > 8:
@@ -1219,28 +1227,27 @@ cdef class TableOut:
         data = c.data
         offs = c.offs
         dlen = c.dlen
+        # BIN fields are null only where the record could not be framed
+        if kind == H_BIN1 or kind == H_BIN2 or kind == H_BIN4 or kind == H_BINX:
+            _or_bits(valid + (row0 >> 3), self.framedbm, ((row0 + k + 7) >> 3) - (row0 >> 3))
         if kind == H_BIN2:
             for i in range(k):
                 if hp[i] != NULL:
                     (<int32_t*>data)[row0 + i] = <int32_t>be16(hp[i] + off)
-                    _setbit(valid, row0 + i)
         elif kind == H_BIN1:
             for i in range(k):
                 if hp[i] != NULL:
                     (<int16_t*>data)[row0 + i] = hp[i][off]
-                    _setbit(valid, row0 + i)
         elif kind == H_BIN4:
             for i in range(k):
                 if hp[i] != NULL:
                     (<int64_t*>data)[row0 + i] = <int64_t>be32(hp[i] + off)
-                    _setbit(valid, row0 + i)
         elif kind == H_BINX:
             for i in range(k):
                 row = row0 + i
                 if hp[i] != NULL:
                     copy_exact(data + dlen, hp[i] + off, w)
                     dlen += w
-                    _setbit(valid, row)
                 offs[row + 1] = <int32_t>dlen
         elif kind == H_YN:
             for i in range(k):
@@ -1459,9 +1466,9 @@ cdef class TableOut:
                 for t in range(nb):
                     cs[j].valid[b0 + t] |= img[t] & ~nul[t]
         # updates: changed where before and after differ (their validity is final now)
-        for t in range(nupd):
-            row = self.updrows[t]
-            for j in range(n):
+        for j in range(n):
+            for t in range(nupd):
+                row = self.updrows[t]
                 if _differs(self.cb + j, self.ca + j, row):
                     _setbit(self.cc[j].data, row)
         # changed / present of the chunk's rows: valid where the images were read, present
