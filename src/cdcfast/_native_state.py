@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import warnings
 
-MODULES = ("_arrow", "_ibm")
+MODULES = ("_arrow", "_ibm", "_lldf")
 
 try:
-    from . import _arrow, _ibm  # noqa: F401
+    from . import _arrow, _ibm, _lldf  # noqa: F401
     available = True
     reason = None
 except ImportError as e:  # pragma: no cover - exercised by the fallback test in a subprocess

@@ -15,6 +15,7 @@ import random
 import struct
 from zoneinfo import ZoneInfo
 
+from ._plan import message_range, plan
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        Table, parse_type)
@@ -219,8 +220,6 @@ def _float32_text(x):
 
 # -- generating ----------------------------------------------------------------------------
 
-FRESH_ROWS = 5000        # up to this many rows every record is freshly random; beyond, the
-#                          first FRESH_ROWS rows are the pool whose transactions are re-sampled
 
 # Columns after the INTEGER key, cycled to reach table_width: (name, Db2 type, nullable).
 _COLUMNS = (
@@ -300,30 +299,11 @@ def _plan(rows, table_width, tables, seed, records_per_message, options,
           line_per_record=False):
     """-> (catalog, messages in output order, each a list of event dicts)."""
     opts = _writer_options(options)
-    if isinstance(records_per_message, int):
-        records_per_message = (records_per_message, records_per_message)
-    lo, hi = records_per_message
-    if not 1 <= lo <= hi:
-        raise ValueError("records_per_message must be a range 1 <= lo <= hi")
+    lo, hi = message_range(records_per_message)
     catalog = _catalog(table_width, tables)
     rng = random.Random(seed)
     gen = _Generator(catalog, rng, opts, line_per_record)
-    transactions = []
-    left = min(rows, FRESH_ROWS)
-    while left > 0:
-        txn = gen.transaction(left, lo, hi)
-        left -= sum(map(len, txn))
-        transactions.append(txn)
-    plan = [msg for txn in transactions for msg in txn]
-    left = rows - min(rows, FRESH_ROWS)
-    while left > 0:     # large streams: re-sample whole pooled transactions, rewriting nothing
-        for msg in rng.choice(transactions):
-            if left <= 0:
-                break
-            msg = msg if len(msg) <= left else msg[:left]
-            plan.append(msg)
-            left -= len(msg)
-    return catalog, plan
+    return catalog, plan(gen.transaction, rows, lo, hi, rng)
 
 
 class _Generator:

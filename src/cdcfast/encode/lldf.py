@@ -29,7 +29,8 @@ from ..formats.lldf import (H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_TS, H_YN, 
                             OFF_CHANGE_TYPE, OFF_COMMIT_TS, OFF_COMMITLRSN, OFF_LENGTH,
                             OFF_LOGLRSN, OFF_NAME, OFF_NAMELEN, OFF_OWNER, OFF_OWNERLEN,
                             OFF_SEGLEN, OFF_TIMESTAMP, OFF_UORID, OPS, SOURCE, Lldf, layout)
-from .ibm_delimited import (FRESH_ROWS, _COLUMNS, _INTL, _STATUS, _WORDS, _as_decimal, _aware,
+from ._plan import message_range, plan
+from .ibm_delimited import (_COLUMNS, _INTL, _STATUS, _WORDS, _as_decimal, _aware,
                             _encodable, _text_encoder, _timestamp_text, _truncate_us)
 
 _UTC = dt.timezone.utc
@@ -562,31 +563,12 @@ def _catalog(table_width, tables, all_types, long_names):
 def _plan(rows, table_width, tables, seed, records_per_message, control, all_types,
           long_names, options):
     """-> (catalog, messages in output order, each a list of event dicts, the writer)."""
-    if isinstance(records_per_message, int):
-        records_per_message = (records_per_message, records_per_message)
-    lo, hi = records_per_message
-    if not 1 <= lo <= hi:
-        raise ValueError("records_per_message must be a range 1 <= lo <= hi")
+    lo, hi = message_range(records_per_message)
     catalog = _catalog(table_width, tables, all_types, long_names)
     writer = _Writer(catalog, **_writer_options(options))
     rng = random.Random(seed)
     gen = _Generator(catalog, rng, writer, control)
-    transactions = []
-    left = min(rows, FRESH_ROWS)
-    while left > 0:
-        txn = gen.transaction(left, lo, hi)
-        left -= sum(map(len, txn))
-        transactions.append(txn)
-    plan = [msg for txn in transactions for msg in txn]
-    left = rows - min(rows, FRESH_ROWS)
-    while left > 0:     # large streams: re-sample whole pooled transactions, rewriting nothing
-        for msg in rng.choice(transactions):
-            if left <= 0:
-                break
-            msg = msg if len(msg) <= left else msg[:left]
-            plan.append(msg)
-            left -= len(msg)
-    return catalog, plan, writer
+    return catalog, plan(gen.transaction, rows, lo, hi, rng), writer
 
 
 class _Generator:

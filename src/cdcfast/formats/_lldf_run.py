@@ -11,7 +11,8 @@ import pyarrow.compute as pc
 from .. import _tz, envelope
 from ..errors import DecodeError
 from ..sources import release
-from .base import ALL, apply_mode, binary_column, errors_column, full_name, with_messages
+from .base import (ALL, apply_mode, binary_column, errors_column, full_name, image_structs,
+                   with_messages)
 from .lldf import (HEADER, H_TS, SOURCE, E_HEADER_VALUE, E_IMAGE_LONG, E_IMAGE_SHORT, E_SEGLEN,
                    E_VALUE, describe, header_what)
 
@@ -258,15 +259,7 @@ class _Run:
                   out.commit_pos.finish(pa.binary()), out.change_pos.finish(pa.binary()), seq]
         cols = o.columns
         if self.images:
-            image_t = envelope.columns_struct([(c.name, c.type.arrow_type) for c in cols])
-            flags_t = envelope.flags_struct([(c.name, None) for c in cols])
-            for vals, valid, t in ((out.before, out.before_v, image_t),
-                                   (out.after, out.after_v, image_t),
-                                   (out.changed, out.changed_v, flags_t),
-                                   (out.present, out.present_v, flags_t)):
-                kids = [v.finish(f.type) for v, f in zip(vals, t)]
-                arrays.append(pa.Array.from_buffers(t, n, [valid.take_validity()],
-                                                    children=kids))
+            arrays += image_structs(out, cols, n)
             schema = envelope.schema([(c.name, c.type.arrow_type) for c in cols], SOURCE)
         else:
             schema = envelope.headers_schema(SOURCE)

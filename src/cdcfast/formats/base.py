@@ -104,6 +104,21 @@ def binary_column(n: int, rows, values) -> pa.Array:
     return pa.array(list(values) + [None], type=pa.binary()).take(pa.array(idx))
 
 
+def image_structs(out, columns, n: int) -> list:
+    """before, after, changed, present of a kernel's output (`out`: Column lists `before`,
+    `after`, `changed`, `present` and their struct validity `before_v`, …), n rows each, for
+    the catalog `columns`."""
+    image_t = envelope.columns_struct([(c.name, c.type.arrow_type) for c in columns])
+    flags_t = envelope.flags_struct([(c.name, None) for c in columns])
+    arrays = []
+    for vals, valid, t in ((out.before, out.before_v, image_t), (out.after, out.after_v, image_t),
+                           (out.changed, out.changed_v, flags_t),
+                           (out.present, out.present_v, flags_t)):
+        children = [v.finish(f.type) for v, f in zip(vals, t)]
+        arrays.append(pa.Array.from_buffers(t, n, [valid.take_validity()], children=children))
+    return arrays
+
+
 def with_messages(batch: pa.RecordBatch, want: "Want", messages) -> pa.RecordBatch:
     """The batch with MESSAGE (`messages`: each row's message index) when `want` asks for it."""
     if not want.messages:

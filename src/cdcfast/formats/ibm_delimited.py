@@ -17,8 +17,7 @@ from .. import envelope
 from ..envelope import UTC_US
 from ..errors import DecodeError, printable, show_value
 from .base import ALL, HEADERS, Format, Want, apply_mode, binary_column, errors_column, \
-    with_messages, \
-    full_name
+    full_name, image_structs, with_messages
 
 # error codes, shared with the kernel (native/cdcfast/_ibm.pyx)
 E_UNTERMINATED, E_AFTER_CLOSE, E_STRAY_QUOTE, E_TOO_FEW, E_COUNT, E_ODD = 1, 2, 3, 4, 5, 6
@@ -415,15 +414,7 @@ class _NativeRun:
                   out.seq.finish(pa.int64())]
         cols = o.columns
         if self.images:
-            image_t = envelope.columns_struct([(c.name, c.type.arrow_type) for c in cols])
-            flags_t = envelope.flags_struct([(c.name, None) for c in cols])
-            for vals, valid, t in ((out.before, out.before_v, image_t),
-                                   (out.after, out.after_v, image_t),
-                                   (out.changed, out.changed_v, flags_t),
-                                   (out.present, out.present_v, flags_t)):
-                children = [v.finish(f.type) for v, f in zip(vals, t)]
-                arrays.append(pa.Array.from_buffers(t, n, [valid.take_validity()],
-                                                    children=children))
+            arrays += image_structs(out, cols, n)
             schema = envelope.schema([(c.name, c.type.arrow_type) for c in cols], SOURCE)
         else:
             schema = envelope.headers_schema(SOURCE)

@@ -6,11 +6,10 @@ chunk by chunk; it has no per-record loop. The reference twin is cdcfast/referen
 """
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import _tz, codepages, envelope
+from .. import _tz, codepages
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, FLOAT32, FLOAT64, INT16, INT32, INT64,
                        STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Table)
 from ..envelope import UTC_US

@@ -874,7 +874,7 @@ class PartDecoder:
 
     def logical(self, rec: Logical, data, seq, i):
         """A logical record: (key, row, its first problem), or None when skipped."""
-        fmt, want, stats = self.fmt, self.want, self.stats
+        want, stats = self.want, self.stats
         head = self.headers.read(rec)
         key, table = want.resolve(full_name(head.owner, head.name))
         if table is None:
