@@ -12,7 +12,7 @@ from .. import _tz, envelope
 from ..errors import DecodeError
 from ..sources import release
 from .base import (ALL, apply_mode, binary_column, errors_column, full_name, image_structs,
-                   with_messages)
+                   presize, with_messages)
 from .lldf import (HEADER, H_TS, SOURCE, E_HEADER_VALUE, E_IMAGE_LONG, E_IMAGE_SHORT, E_SEGLEN,
                    E_VALUE, describe, header_what)
 
@@ -184,16 +184,8 @@ class _Run:
                 yield o.key, self._finish(o)
 
     def _presize(self, o):
-        """After an output's first rows, size its buffers for the whole batch (an estimate
-        from the share of the input read so far)."""
         o.presized = True
-        part = self.part
-        total = int(part.offsets[-1] - part.offsets[0])
-        done = max(1, int(self.fr.pos - part.offsets[0]))
-        rows = o.out.length
-        est = min(self.batch_rows, int(rows * total / done * 1.05) + 16)
-        if est > 4 * rows:
-            o.out.presize(est)
+        presize(o.out, self.part, self.fr.pos, self.batch_rows)
 
     # -- batches -----------------------------------------------------------------------------
     def _field(self, o, f):

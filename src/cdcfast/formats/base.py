@@ -104,6 +104,18 @@ def binary_column(n: int, rows, values) -> pa.Array:
     return pa.array(list(values) + [None], type=pa.binary()).take(pa.array(idx))
 
 
+def presize(out, part, pos: int, batch_rows: int) -> None:
+    """After an output's first rows, size its buffers (`out.presize`) for the whole batch: an
+    estimate from the share of the part's input read so far (`pos`), so the columns are
+    allocated once instead of through a chain of doublings."""
+    total = int(part.offsets[-1] - part.offsets[0])
+    done = max(1, int(pos - part.offsets[0]))
+    rows = out.length
+    est = min(batch_rows, int(rows * total / done * 1.05) + 16)
+    if est > 4 * rows:
+        out.presize(est)
+
+
 def image_structs(out, columns, n: int) -> list:
     """before, after, changed, present of a kernel's output (`out`: Column lists `before`,
     `after`, `changed`, `present` and their struct validity `before_v`, …), n rows each, for

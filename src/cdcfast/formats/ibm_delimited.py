@@ -17,7 +17,7 @@ from .. import envelope
 from ..envelope import UTC_US
 from ..errors import DecodeError, printable, show_value
 from .base import ALL, HEADERS, Format, Want, apply_mode, binary_column, errors_column, \
-    full_name, image_structs, with_messages
+    full_name, image_structs, presize, with_messages
 
 # error codes, shared with the kernel (native/cdcfast/_ibm.pyx)
 E_UNTERMINATED, E_AFTER_CLOSE, E_STRAY_QUOTE, E_TOO_FEW, E_COUNT, E_ODD = 1, 2, 3, 4, 5, 6
@@ -347,16 +347,8 @@ class _NativeRun:
                 yield o.key, self._finish(o)
 
     def _presize(self, o):
-        """After an output's first rows, size its buffers for the whole batch (an estimate
-        from the share of the input read so far)."""
         o.presized = True
-        part = self.part
-        total = int(part.offsets[-1] - part.offsets[0])
-        done = max(1, int(self.sc.pos - part.offsets[0]))
-        rows = o.out.length
-        est = min(self.batch_rows, int(rows * total / done * 1.05) + 16)
-        if est > 4 * rows:
-            o.out.presize(est)
+        presize(o.out, self.part, self.sc.pos, self.batch_rows)
 
     # -- batches -----------------------------------------------------------------------------
     def _error(self, o: _Output, entry) -> DecodeError:
