@@ -1025,8 +1025,12 @@ def as_source(source):
     if not isinstance(source, StreamFile):
         return source
     if not _TMP:
+        import atexit
+        import shutil
         import tempfile
-        _TMP.append(pathlib.Path(tempfile.mkdtemp(prefix="lldf-fuzz-")) / "stream.lldf")
+        folder = tempfile.mkdtemp(prefix="lldf-fuzz-")
+        atexit.register(shutil.rmtree, folder, True)
+        _TMP.append(pathlib.Path(folder) / "stream.lldf")
     _TMP[0].write_bytes(source.data)
     return str(_TMP[0])
 
