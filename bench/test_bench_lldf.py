@@ -21,24 +21,17 @@ def small():
     return bench.make_case("lldf", min(MB, 2))
 
 
-def _run(benchmark, fn, c):
-    benchmark.extra_info["input_mb"] = c.mb
-    benchmark.extra_info["rows"] = c.rows
-    benchmark.pedantic(fn, rounds=3, warmup_rounds=1, iterations=1)
-    benchmark.extra_info["mb_s"] = c.mb / benchmark.stats.stats.min
+def test_cdcfast(run, case):
+    run(bench.cdcfast_decode(case), case)
 
 
-def test_cdcfast(benchmark, case):
-    _run(benchmark, bench.cdcfast_decode(case), case)
+def test_cdcfast_headers(run, case):
+    run(bench.cdcfast_headers(case), case)
 
 
-def test_cdcfast_headers(benchmark, case):
-    _run(benchmark, bench.cdcfast_headers(case), case)
+def test_reference(run, small):
+    run(bench.reference_decode(small), small)
 
 
-def test_reference(benchmark, small):
-    _run(benchmark, bench.reference_decode(small), small)
-
-
-def test_struct_decoder(benchmark, small):
-    _run(benchmark, bench.struct_decode(small), small)
+def test_struct_decoder(run, small):
+    run(bench.struct_decode(small), small)

@@ -9,7 +9,8 @@ count, -1 on malformed input, for the text ones).
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from cdcfast._values cimport cdc_i128, days_from_civil, days_in_month, US_PER_SEC, US_PER_DAY
+from cdcfast._values cimport (cdc_i128, days_from_civil, days_in_month, US_PER_SEC, US_PER_DAY,
+                              _IPOW10)
 
 cdef extern from *:
     """
@@ -118,18 +119,10 @@ cdef inline int packed_decimal(const uint8_t* p, int64_t n, int prec,
     lo = lo * 10 + b
     nlo += 1
     if acc != 0:
-        acc = acc * <cdc_i128>_ipow10(nlo)
+        acc = acc * <cdc_i128>_IPOW10[nlo]
     acc += lo
     out[0] = -acc if (sign == 0xD or sign == 0xB) else acc
     return 1
-
-
-cdef inline uint64_t _ipow10(int n) noexcept nogil:
-    cdef uint64_t r = 1
-    while n > 0:
-        r *= 10
-        n -= 1
-    return r
 
 
 cdef inline double hfp_value(uint64_t frac, int expo, int neg, int bits) noexcept nogil:

@@ -156,7 +156,6 @@ cdef enum:
     T_LOOKED = 1
     T_UNKNOWN = 2
 
-OPS = {OP_C: "c", OP_U: "u", OP_D: "d", OP_T: "t", OP_DDL: "ddl", OP_MSG: "message"}
 cdef extern from *:
     """
     static const char* cdc_lldf_optext[7] = {"", "c", "u", "d", "t", "ddl", "message"};
@@ -771,9 +770,6 @@ cdef class Framer:
         for i in range(self.nrec):
             n += self.r_tab[i] < 0
         return n
-
-    def message_of(self, int64_t r):
-        return self.r_msg[r]
 
     cdef inline const uint8_t* dat(self, int64_t r) noexcept nogil:
         return (self.scratch + self.r_dat[r]) if self.r_nseg[r] else (self.data + self.r_dat[r])

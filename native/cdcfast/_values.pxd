@@ -594,16 +594,3 @@ cdef inline Py_ssize_t cp_to_utf8(const uint8_t* p, Py_ssize_t n, const uint8_t*
     if k < 0:
         return -1
     return o + k
-
-
-cdef inline bint to_ascii(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
-                          uint8_t* out) noexcept nogil:
-    """n code-page bytes as ASCII into out (the text parsers' fast paths then apply); 0 when
-    one is not ASCII in the code page."""
-    cdef Py_ssize_t i
-    cdef uint8_t bad = 0, c
-    for i in range(n):
-        c = asc[p[i]]
-        bad |= c == 0
-        out[i] = c
-    return not bad

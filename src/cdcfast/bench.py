@@ -127,7 +127,8 @@ t2 = time.perf_counter()
 print(t1 - t0, t2 - t0)
 """
 
-_PEAK = """
+# the memory probes' common start: the peak (VmHWM) reset to the current RSS, as `base`
+_PROBE = """
 import sys, cdcfast
 
 def status(key):
@@ -136,26 +137,18 @@ def status(key):
             return int(line.split()[1]) * 1024
 
 cat = cdcfast.Catalog.load(sys.argv[1])
-dec = cdcfast.Decoder(sys.argv[3], catalog=cat)
 with open("/proc/self/clear_refs", "w") as f:    # reset the peak (VmHWM) to the current RSS
     f.write("5")
 base = status("VmRSS:")
+"""
+
+_PEAK = _PROBE + """
+dec = cdcfast.Decoder(sys.argv[3], catalog=cat)
 t = dec.decode(sys.argv[2], table=sys.argv[4])
 print(status("VmHWM:") - base, t.nbytes)
 """
 
-_BATCHES = """
-import sys, cdcfast
-
-def status(key):
-    for line in open("/proc/self/status"):
-        if line.startswith(key):
-            return int(line.split()[1]) * 1024
-
-cat = cdcfast.Catalog.load(sys.argv[1])
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")
-base = status("VmRSS:")
+_BATCHES = _PROBE + """
 rows = 0
 for b in cdcfast.read_batches(sys.argv[2], format=sys.argv[3], catalog=cat, table=sys.argv[4],
                               batch_size=65536):

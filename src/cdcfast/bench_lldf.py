@@ -63,8 +63,8 @@ def _reader(column, encoding, hfp):
     if kind == K_DEC:
         def dec(b):
             h = b.hex()
-            v = decimal.Decimal(f"{h[:-1]}E-{scale}")           # exact
-            return -v if h[-1] in "db" else v
+            sign = "-" if h[-1] in "db" else ""              # in the text: exact (negating
+            return decimal.Decimal(f"{sign}{h[:-1]}E-{scale}")  # rounds to 28 digits)
         return fixed(dec)
     if kind == K_F32:
         return fixed((lambda b: _hfp(int.from_bytes(b, "big"), 24)) if hfp
