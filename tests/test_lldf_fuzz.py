@@ -1604,16 +1604,19 @@ def hfp_bytes(draw, size):
                           st.binary(min_size=16, max_size=16)), min_size=1, max_size=5),
        st.sampled_from([(1, 0), (2, 1), (5, 2), (10, 10), (18, 3), (19, 0), (30, 30),
                         (31, 5), (31, 31)]),
-       st.sampled_from(FRAMINGS), st.sampled_from(("hfp", "ieee")))
-def test_floats_and_packed_decimals(values, ps, framing, float_format):
+       st.sampled_from(FRAMINGS), st.sampled_from(("hfp", "ieee")), st.booleans())
+def test_floats_and_packed_decimals(values, ps, framing, float_format, tail):
     """REAL, DOUBLE and DECIMAL(p,s) from random bits: both decoders equal the oracle above
-    (floats by their bits), and an error exactly where the oracle says."""
+    (floats by their bits), and an error exactly where the oracle says. With `tail` a
+    CHAR(16) column follows the decimal, so the kernel reads it in 16-byte words (its fast
+    path); without, the decimal ends the image and is read byte by byte."""
     p, s = ps
     width = (p + 2) // 2
     catalog = {"tables": [{"schema": "N", "table": "T", "columns": [
         {"name": "R", "type": "REAL", "nullable": False},
         {"name": "F", "type": "DOUBLE", "nullable": False},
-        {"name": "P", "type": f"DECIMAL({p},{s})", "nullable": False}]}]}
+        {"name": "P", "type": f"DECIMAL({p},{s})", "nullable": False}]
+        + ([{"name": "Z", "type": "CHAR(16)", "nullable": False}] if tail else [])}]}
     events = []
     for r, f, dec in values:
         nib = bytearray(dec[:width])
@@ -1624,7 +1627,7 @@ def test_floats_and_packed_decimals(values, ps, framing, float_format):
         events.append((r, f, bytes(nib)))
     recs = []
     for r, f, dec in events:
-        image = r + f + dec
+        image = r + f + dec + (codepages.encode_text("tail" * 4, "cp037") if tail else b"")
         data = struct.pack(">HH", 4 + len(image), len(image)) + image
         ev = {"op": "t", "source_op": "DM", "schema": "N", "table": "T"}
         head = bytearray(writer.encode([ev], catalog))

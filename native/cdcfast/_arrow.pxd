@@ -69,3 +69,10 @@ cdef inline void var_commit(Column c) noexcept nogil:
     col_valid(c, c.length)
     c.offs[c.length + 1] = <int32_t>c.dlen
     c.length += 1
+
+
+cdef inline void offsets_to(int32_t* offs, int64_t nxt, int64_t row, int64_t dlen) noexcept nogil:
+    """Rows nxt … row - 1 of a VAR column are null: their offsets all stay at dlen."""
+    while nxt < row:
+        offs[nxt + 1] = <int32_t>dlen
+        nxt += 1

@@ -3,8 +3,8 @@
 decimal, IBM hexadecimal floating point, UTF-16BE text. Each is decoded in exactly one place,
 here (the text kernels are in _values.pxd).
 
-They never read past ``p + n`` and return 1 on success, 0 on malformed input (or a byte
-count, -1 on malformed input, for the text ones).
+They never read past ``p + n`` (unless the caller passes more as ``readable``) and return 1
+on success, 0 on malformed input (or a byte count, -1 on malformed input, for the text ones).
 """
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
@@ -32,8 +32,40 @@ cdef extern from *:
         255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,
         255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,
         255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255};
+    /* 16 BCD digits, the first in the top nibble -> their value: pairs, fours, eights */
+    static inline uint64_t cdc_nibbles16(uint64_t x) {
+        x = ((x >> 4) & 0x0F0F0F0F0F0F0F0FULL) * 10 + (x & 0x0F0F0F0F0F0F0F0FULL);
+        x = ((x >> 8) & 0x00FF00FF00FF00FFULL) * 100 + (x & 0x00FF00FF00FF00FFULL);
+        x = ((x >> 16) & 0x0000FFFF0000FFFFULL) * 10000 + (x & 0x0000FFFF0000FFFFULL);
+        return (x >> 32) * 100000000ULL + (x & 0xFFFFFFFFULL);
+    }
+    /* non-zero when a nibble of x is above 9 (its top bit and one of the two below it) */
+    static inline uint64_t cdc_nibbles_bad(uint64_t x) {
+        return x & ((x << 1) | (x << 2)) & 0x8888888888888888ULL;
+    }
+    /* packed_decimal for n <= 16 bytes with 16 readable at p: the field as one 128-bit
+       number, the sign nibble shifted out, the digits checked and combined 16 at a time */
+    static inline int cdc_packed16(const uint8_t* p, int n, int prec, __int128* out) {
+        uint64_t w0, w1;
+        memcpy(&w0, p, 8);
+        memcpy(&w1, p + 8, 8);
+        unsigned __int128 x = (((unsigned __int128)__builtin_bswap64(w0) << 64)
+                               | __builtin_bswap64(w1)) >> (8 * (16 - n));
+        unsigned sign = (unsigned)x & 15;
+        x >>= 4;
+        uint64_t lo = (uint64_t)x, hi = (uint64_t)(x >> 64);
+        if (sign < 10 || cdc_nibbles_bad(lo) || cdc_nibbles_bad(hi))
+            return 0;
+        if (2 * n - 1 > prec && (p[0] >> 4) != 0)
+            return 0;
+        unsigned __int128 v = (unsigned __int128)cdc_nibbles16(hi) * 10000000000000000ULL
+                              + cdc_nibbles16(lo);
+        *out = (sign == 0xD || sign == 0xB) ? -(__int128)v : (__int128)v;
+        return 1;
+    }
     """
     const uint8_t* BCD "cdc_bcd"
+    int packed16 "cdc_packed16"(const uint8_t* p, int n, int prec, cdc_i128* out) nogil
     uint32_t __builtin_bswap32(uint32_t) nogil
     uint64_t __builtin_bswap64(uint64_t) nogil
 
@@ -89,11 +121,14 @@ cdef inline int bcd_timestamp17(const uint8_t* p, int64_t* us) noexcept nogil:
     return 1
 
 
-cdef inline int packed_decimal(const uint8_t* p, int64_t n, int prec,
-                               cdc_i128* out) noexcept nogil:
+cdef inline int packed_decimal(const uint8_t* p, int64_t n, int prec, cdc_i128* out,
+                               int64_t readable=0) noexcept nogil:
     """Packed decimal of n bytes (2n - 1 digits, then the sign nibble: C/A/E/F plus, D/B
     minus) holding at most `prec` digits: when 2n - 1 > prec the leading nibble must be 0.
-    Digits gather two a byte through the BCD table, 18 at a time in a 64-bit word."""
+    With 16 bytes `readable` at p (n <= 16) in a few word operations (cdc_packed16); else
+    the digits gather two a byte through the BCD table, 18 at a time in a 64-bit word."""
+    if readable >= 16 and n <= 16:
+        return packed16(p, <int>n, prec, out)
     cdef int64_t i
     cdef uint64_t lo = 0
     cdef int nlo = 0

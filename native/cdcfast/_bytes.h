@@ -143,4 +143,18 @@ static inline void cdc_copy_exact(uint8_t* dst, const uint8_t* src, int64_t n)
     }
 }
 
+/* the lowest set bit's index (x != 0) */
+#define cdc_ctz(x) __builtin_ctzll(x)
+
+/* 8 bytes of a bitmap as one word, bit i = bit (i & 7) of byte i >> 3 */
+static inline uint64_t cdc_load_le64(const uint8_t* p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
 #endif

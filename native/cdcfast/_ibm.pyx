@@ -17,7 +17,7 @@ from libc.stdlib cimport malloc, realloc, free
 from cpython.bytes cimport PyBytes_FromStringAndSize
 cimport cython
 
-from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_null,
+from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_null, offsets_to,
                              bits_set, bits_get, var_commit)
 from cdcfast._values cimport (A, cdc_i128, parse_int, parse_decimal, parse_float, parse_date10,
                               parse_time, parse_timestamp, digits, days_from_civil, is_leap,
@@ -1155,7 +1155,7 @@ cdef class TableOut:
                 _ahead(d, fs, rowf0, todo, off, w, nval)
                 i = todo[w]
                 row = row0 + i
-                _offsets_to(offs, nxt, row, dlen)   # the null rows before this one
+                offsets_to(offs, nxt, row, dlen)   # the null rows before this one
                 fi = rowf0[i] + off
                 s = fs[2 * fi]
                 fl = ffl[fi]
@@ -1179,7 +1179,7 @@ cdef class TableOut:
                     self._err(row, field, E_VALUE, s, s, fe[2 * fi])
                 offs[row + 1] = <int32_t>dlen
                 nxt = row + 1
-            _offsets_to(offs, nxt, row0 + k, dlen)
+            offsets_to(offs, nxt, row0 + k, dlen)
             c.dlen = dlen
             c.length = row0 + k
             return 0
@@ -1188,7 +1188,7 @@ cdef class TableOut:
                 _ahead(d, fs, rowf0, todo, off, w, nval)
                 i = todo[w]
                 row = row0 + i
-                _offsets_to(offs, nxt, row, dlen)   # the null rows before this one
+                offsets_to(offs, nxt, row, dlen)   # the null rows before this one
                 fi = rowf0[i] + off
                 p = sc.content(fi, &n)
                 if kind == K_STRING:
@@ -1210,7 +1210,7 @@ cdef class TableOut:
                               fs[2 * fi], fs[2 * fi], fe[2 * fi])
                 offs[row + 1] = <int32_t>dlen
                 nxt = row + 1
-            _offsets_to(offs, nxt, row0 + k, dlen)
+            offsets_to(offs, nxt, row0 + k, dlen)
             c.dlen = dlen
             c.length = row0 + k
             return 0
@@ -1407,7 +1407,6 @@ cdef inline void _bits_or(uint8_t* dst, int64_t at, const uint8_t* src, int64_t 
 
 cdef extern from *:
     """
-    #define cdc_ctz(x) __builtin_ctzll(x)
     #ifndef CDC_AHEAD_INDEX
     #define CDC_AHEAD_INDEX 16
     #endif
@@ -1426,26 +1425,17 @@ cdef extern from *:
             __builtin_prefetch(d + fs[2 * (rowf0[todo[w + CDC_AHEAD_BYTES]] + off)]);
         }
     }
-    /* 8 bytes of a bitmap as one word, bit i = bit (i & 7) of byte i >> 3 */
-    static inline uint64_t cdc_load_le64(const uint8_t* p) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        w = __builtin_bswap64(w);
-    #endif
-        return w;
-    }
     """
-    int _ctz "cdc_ctz"(uint64_t x) nogil
     void _ahead "cdc_ahead"(const uint8_t* d, const int64_t* fs, const int64_t* rowf0,
                             const int64_t* todo, int64_t off, int64_t w, int64_t nval) nogil
-    uint64_t load_le64 "cdc_load_le64"(const uint8_t* p) nogil
 
 
 cdef extern from "cdcfast/_bytes.h":
     int64_t copy_ascii "cdc_copy_ascii"(const uint8_t* src, int64_t n, uint8_t* dst) noexcept nogil
     bint same_bytes "cdc_same_bytes"(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nogil
     void repeat_prev "cdc_repeat_prev"(uint8_t* dst, int64_t n) noexcept nogil
+    int _ctz "cdc_ctz"(uint64_t x) noexcept nogil
+    uint64_t load_le64 "cdc_load_le64"(const uint8_t* p) noexcept nogil
 
 
 cdef extern from "cdcfast/_split.h":
@@ -1610,13 +1600,6 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
             nf_out[0] = nf
             return p
         p += 1                                  # past the column delimiter
-
-
-cdef inline void _offsets_to(int32_t* offs, int64_t nxt, int64_t row, int64_t dlen) noexcept nogil:
-    """Rows nxt … row - 1 of a string column are null: their offsets all stay at dlen."""
-    while nxt < row:
-        offs[nxt + 1] = <int32_t>dlen
-        nxt += 1
 
 
 cdef inline const uint8_t* _value(Scanner sc, const uint8_t* d, const int64_t* fs,

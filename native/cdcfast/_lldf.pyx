@@ -8,8 +8,10 @@ Two stages:
    table found by its owner and name bytes in a small hash table. It knows nothing of columns.
 2. `TableOut.convert` writes one output table's records of the chunk into Arrow buffers: the
    header field by field over all the chunk's rows (each field's loop has one kind and one
-   offset), then the row images record by record (an image's columns are back to back, each
-   starting where the previous one ends).
+   offset), then the row images in blocks of BLOCK records: each image walked column by
+   column (its columns are back to back, each starting where the one before ends) to learn
+   where every value lies, then each column converted over the block in one tight loop of
+   its kind, while the block's bytes are still in the first-level cache.
 Errors never raise here: each problem is an entry (code, field, position, two numbers and the
 bytes to show) that the Python layer turns into `_error` text.
 """
@@ -18,7 +20,8 @@ from libc.string cimport memcpy, memcmp, memset
 from libc.stdlib cimport realloc, free
 cimport cython
 
-from cdcfast._arrow cimport Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get
+from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get,
+                             offsets_to)
 from cdcfast._values cimport (A, cdc_i128, parse_date10, parse_time, parse_timestamp,
                               utf8_valid, cp_to_utf8)
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
@@ -48,6 +51,8 @@ cdef extern from "cdcfast/_text.h":
 cdef extern from "cdcfast/_bytes.h":
     bint eq_exact "cdc_eq_exact"(const uint8_t* a, const uint8_t* b, int64_t n) nogil
     void copy_exact "cdc_copy_exact"(uint8_t* dst, const uint8_t* src, int64_t n) nogil
+    int _ctz "cdc_ctz"(uint64_t x) nogil
+    uint64_t load_le64 "cdc_load_le64"(const uint8_t* p) nogil
 
 # framing (formats/lldf.py validates the names)
 cdef enum:
@@ -153,6 +158,8 @@ cdef enum:
     #                   and the span of a record that cannot be decoded (start, end; else 0, 0)
     RAW_SHOWN = 41    # bytes kept to show a bad value (describe() shows 40, then …)
     PREFETCH = 4096   # the framer touches the input this far ahead
+    BLOCK = 32        # _images walks this many records, then converts their values column by
+                      # column (their data stays in the first-level cache)
     T_LOOKED = 1
     T_UNKNOWN = 2
 
@@ -829,8 +836,14 @@ cdef class TableOut:
     cdef Col* cc
     cdef Col* cp
     cdef int64_t ccap
-    cdef int64_t* varcols           # the value columns with offsets (nulls must write them)
-    cdef int64_t nvar
+    cdef uint8_t* lsz               # per column: the bytes of its length (0: fixed width)
+    cdef const uint8_t** vp         # per side, column and chunk row: where its value lies
+    cdef int32_t* vl                # and its length (both from _walk)
+    cdef const uint8_t** ip         # per side and chunk row: the image, where it ends, and
+    cdef const uint8_t** iend       # its offset in its record's data
+    cdef int64_t* ibase
+    cdef int64_t* todo              # one column's chunk rows with a value
+    cdef int64_t row0, i0
     cdef uint8_t* okbm              # per chunk: rows whose images were read (changed and
     cdef uint8_t* insbm             # present valid), rows all changed (inserts), as bitmaps
     cdef uint8_t* imgbm             # per chunk and side: rows whose image was read
@@ -843,7 +856,7 @@ cdef class TableOut:
     def __cinit__(self, kinds, widths, precs, nullables, tzs, bint images, header,
                   bytes asc, bytes u8, bytes u8len, int space, bint hfp, bint ascii_only,
                   bytes cpchars):
-        cdef int64_t j, n = len(kinds)
+        cdef int64_t j, k, n = len(kinds)
         self.ncols = n
         self.images = images
         self.kind = <int64_t*>_grow(NULL, (n + 1) * 8)
@@ -891,20 +904,25 @@ cdef class TableOut:
         self.after_v = Column(VALIDITY)
         self.changed_v = Column(VALIDITY)
         self.present_v = Column(VALIDITY)
-        self.varcols = <int64_t*>_grow(NULL, (n + 1) * 8)
-        self.nvar = 0
+        self.lsz = <uint8_t*>_grow(NULL, n + 1)
+        self.vp = <const uint8_t**>_grow(NULL, 2 * BLOCK * (n + 1) * sizeof(uint8_t*))
+        self.vl = <int32_t*>_grow(NULL, 2 * BLOCK * (n + 1) * 4)
+        self.ip = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
+        self.iend = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
+        self.ibase = <int64_t*>_grow(NULL, 2 * BLOCK * 8)
+        self.todo = <int64_t*>_grow(NULL, BLOCK * 8)
         for j in range(n):
-            if self.kind[j] not in (K_I16, K_I32, K_I64, K_DEC, K_F32, K_F64, K_DATE, K_TIME,
-                                    K_TS, K_TSZ, K_BOOL):
-                self.varcols[self.nvar] = j
-                self.nvar += 1
+            k = self.kind[j]
+            self.lsz[j] = 0 if self.width[j] else (
+                4 if k == K_CLOB or k == K_DBCLOB or k == K_BLOB or k == K_XML else 2)
 
     def __dealloc__(self):
         free(self.kind); free(self.width); free(self.prec); free(self.nullable); free(self.tz)
         free(self.h_kind); free(self.h_off); free(self.h_width)
         free(self.errs); free(self.raw); free(self.rows); free(self.hp)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
-        free(self.varcols); free(self.okbm); free(self.insbm); free(self.imgbm)
+        free(self.lsz); free(self.vp); free(self.vl); free(self.ip); free(self.iend)
+        free(self.ibase); free(self.todo); free(self.okbm); free(self.insbm); free(self.imgbm)
         free(self.nulbm); free(self.updrows); free(self.framedbm)
 
     cdef Column _head_column(self, int64_t k):
@@ -1351,13 +1369,17 @@ cdef class TableOut:
         return 0
 
     cdef int _images(self, Framer fr, int64_t k, int64_t row0) except -1:
+        """The row images of the chunk's k records, in two passes. First record by record:
+        each image's columns are walked (null bytes, lengths; a column starts where the one
+        before it ends), which decides whether the image matches the catalog and where each
+        value lies. Then column by column (`_column`): one tight loop of one kind over the
+        values the first pass found."""
         cdef int64_t i, r, row, m, q, ilen, used, e0, pos, n = self.ncols
         cdef uint8_t op
         cdef const uint8_t* dat
         cdef bint bad, has_b, has_a, ok_b, ok_a
         cdef int side
         cdef int64_t raw0, e_rec, raw_rec
-        cdef Col* cs
         if self.ccap < n:
             self.ccap = n
             self.cb = <Col*>_grow(self.cb, n * sizeof(Col))
@@ -1368,97 +1390,99 @@ cdef class TableOut:
         self._load(self.after, self.ca)
         self._load(self.changed, self.cc)
         self._load(self.present, self.cp)
+        # bitmaps of the chunk's rows from byte b0 on, each padded to whole words (nbs bytes)
         cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0, j
-        cdef int64_t* vc = self.varcols
-        cdef int64_t nvar = self.nvar
+        cdef int64_t nbs = (nb + 7) & ~7
         cdef int64_t nupd = 0, t
         cdef uint8_t* img
         cdef uint8_t* nul
-        if nb > self.bmcap:
-            self.bmcap = max(nb, 2 * self.bmcap)
+        if nbs > self.bmcap:
+            self.bmcap = max(nbs, 2 * self.bmcap)
             self.okbm = <uint8_t*>_grow(self.okbm, self.bmcap)
             self.insbm = <uint8_t*>_grow(self.insbm, self.bmcap)
             self.imgbm = <uint8_t*>_grow(self.imgbm, 2 * self.bmcap)
             self.nulbm = <uint8_t*>_grow(self.nulbm, 2 * (n + 1) * self.bmcap)
         self.updrows = <int64_t*>_grow(self.updrows, (k + 1) * 8)
-        self.nbstride = nb
+        self.nbstride = nbs
         self.bm0 = b0
-        memset(self.okbm, 0, nb)
-        memset(self.insbm, 0, nb)
-        memset(self.imgbm, 0, 2 * nb)
-        memset(self.nulbm, 0, 2 * n * nb)
-        for i in range(k):
-            r = self.rows[i]
-            row = row0 + i
-            op = fr.r_op[r]
-            has_b = op == OP_U or op == OP_D
-            has_a = op == OP_U or op == OP_C
-            ok_b = ok_a = 0
-            if fr.r_tab[r] < 0 or not (has_a or has_b) or fr.r_err[r] != 0:
-                _nulls(self.cb, vc, nvar, row)
-                _nulls(self.ca, vc, nvar, row)
-                continue                        # changed / present null
-            dat = fr.dat(r)
-            m = fr.r_dlen[r]
-            q = 2
-            bad = 0
-            e_rec = self.nerr
-            raw_rec = self.nraw
+        self.row0 = row0
+        memset(self.okbm, 0, nbs)
+        memset(self.insbm, 0, nbs)
+        memset(self.imgbm, 0, 2 * nbs)
+        memset(self.nulbm, 0, 2 * n * nbs)
+        cdef int64_t i0, i1
+        for i0 in range(0, k, BLOCK):
+            i1 = min(k, i0 + BLOCK)
+            self.i0 = i0
+            for i in range(i0, i1):
+                r = self.rows[i]
+                row = row0 + i
+                op = fr.r_op[r]
+                has_b = op == OP_U or op == OP_D
+                has_a = op == OP_U or op == OP_C
+                ok_b = ok_a = 0
+                if fr.r_tab[r] < 0 or not (has_a or has_b) or fr.r_err[r] != 0:
+                    continue                        # changed / present null
+                dat = fr.dat(r)
+                m = fr.r_dlen[r]
+                q = 2
+                bad = 0
+                e_rec = self.nerr
+                raw_rec = self.nraw
+                for side in range(2):
+                    if (side == 0 and not has_b) or (side == 1 and not has_a):
+                        continue
+                    pos = fr.dpos(r, q)
+                    if m - q < 2 or q + 2 + <int64_t>be16(dat + q) > m:
+                        bad = 1
+                        self.nerr = e_rec           # no image at all: their values' errors go too
+                        self.nraw = raw_rec
+                        self._err(row, E_IMAGE_CUT, F_BEFORE if side == 0 else F_AFTER, pos,
+                                  2 if m - q < 2 else 2 + <int64_t>be16(dat + q), m - q, 0,
+                                  fr.r_msg[r], NULL, 0)
+                        break
+                    ilen = be16(dat + q)
+                    e0 = self.nerr
+                    raw0 = self.nraw
+                    used = self._walk(fr, r, dat + q + 2, ilen, q + 2, side, i)
+                    if used != ilen:
+                        self.nerr = e0              # a wrong catalog: its value errors are noise
+                        self.nraw = raw0
+                        self._err(row, E_IMAGE_SHORT if used < 0 else E_IMAGE_LONG,
+                                  F_BEFORE if side == 0 else F_AFTER, pos, ilen, used, 0,
+                                  fr.r_msg[r], NULL, 0)
+                    elif side == 0:
+                        ok_b = 1
+                    else:
+                        ok_a = 1
+                    q += 2 + ilen
+                if bad:                             # the DATA is cut: no image at all
+                    ok_a = ok_b = 0
+                elif q < m:
+                    self._err(row, E_DATA_REST, F_DATA, fr.dpos(r, q), m - q, 0, 0, fr.r_msg[r],
+                              NULL, 0)
+                if ok_b:
+                    _setbit(self.imgbm - b0, row)
+                if ok_a:
+                    _setbit(self.imgbm + nbs - b0, row)
+                if (op == OP_C and ok_a) or (op == OP_D and ok_b) or (op == OP_U and ok_a and ok_b):
+                    _setbit(self.okbm - b0, row)
+                    if op == OP_C:
+                        _setbit(self.insbm - b0, row)
+                    elif op == OP_U:
+                        self.updrows[nupd] = row
+                        nupd += 1
             for side in range(2):
-                cs = self.cb if side == 0 else self.ca
-                if (side == 0 and not has_b) or (side == 1 and not has_a):
-                    _nulls(cs, vc, nvar, row)
-                    continue
-                pos = fr.dpos(r, q)
-                if m - q < 2 or q + 2 + <int64_t>be16(dat + q) > m:
-                    bad = 1
-                    self.nerr = e_rec           # no image at all: their values' errors go too
-                    self.nraw = raw_rec
-                    self._err(row, E_IMAGE_CUT, F_BEFORE if side == 0 else F_AFTER, pos,
-                              2 if m - q < 2 else 2 + <int64_t>be16(dat + q), m - q, 0,
-                              fr.r_msg[r], NULL, 0)
-                    break
-                ilen = be16(dat + q)
-                e0 = self.nerr
-                raw0 = self.nraw
-                used = self._image(fr, r, dat + q + 2, ilen, q + 2, side, row)
-                if used != ilen:
-                    self.nerr = e0              # a wrong catalog: its value errors are noise
-                    self.nraw = raw0
-                    self._err(row, E_IMAGE_SHORT if used < 0 else E_IMAGE_LONG,
-                              F_BEFORE if side == 0 else F_AFTER, pos, ilen, used, 0,
-                              fr.r_msg[r], NULL, 0)
-                    _unset(cs, n, row)
-                elif side == 0:
-                    ok_b = 1
-                else:
-                    ok_a = 1
-                q += 2 + ilen
-            if bad:                             # the DATA is cut: no image at all
-                ok_a = ok_b = 0
-                _unset(self.cb, n, row)
-                _unset(self.ca, n, row)
-            elif q < m:
-                self._err(row, E_DATA_REST, F_DATA, fr.dpos(r, q), m - q, 0, 0, fr.r_msg[r],
-                          NULL, 0)
-            if ok_b:
-                _setbit(self.imgbm - b0, row)
-            if ok_a:
-                _setbit(self.imgbm + nb - b0, row)
-            if (op == OP_C and ok_a) or (op == OP_D and ok_b) or (op == OP_U and ok_a and ok_b):
-                _setbit(self.okbm - b0, row)
-                if op == OP_C:
-                    _setbit(self.insbm - b0, row)
-                elif op == OP_U:
-                    self.updrows[nupd] = row
-                    nupd += 1
+                for j in range(n):
+                    self._column(fr, side, j, i0, i1, row0)
         # validity of the chunk's values: where their image was read, less their nulls
+        cdef Col* cs
         for side in range(2):
             cs = self.cb if side == 0 else self.ca
-            img = self.imgbm + side * nb
+            img = self.imgbm + side * nbs
             _or_bits((self.before_v if side == 0 else self.after_v).valid + b0, img, nb)
             for j in range(n):
-                nul = self.nulbm + (side * n + j) * nb
+                nul = self.nulbm + (side * n + j) * nbs
                 for t in range(nb):
                     cs[j].valid[b0 + t] |= img[t] & ~nul[t]
         # updates: changed where before and after differ (their validity is final now)
@@ -1486,44 +1510,27 @@ cdef class TableOut:
         self.present_v.length = row0 + k
         return 0
 
-    cdef int64_t _image(self, Framer fr, int64_t r, const uint8_t* p, int64_t n, int64_t base,
-                        int side, int64_t row) except -2:
-        """The columns of one image (n bytes at p; base: its offset in the record's data)
-        written at `row`. Returns the bytes the columns use, -1 when they need more."""
-        cdef list cols = self.before if side == 0 else self.after
-        cdef Col* cs = self.cb if side == 0 else self.ca
-        cdef Col* x
-        cdef int64_t j, q = 0, vpos, kind, w, ln, s, o
-        cdef int32_t fbase = F_BEFORE_COL if side == 0 else F_AFTER_COL
-        cdef uint8_t nb
-        cdef const uint8_t* v
-        cdef const uint8_t* a = self.asc
-        cdef int64_t iv, us
-        cdef cdc_i128 dv
-        cdef double xd
-        cdef float fx
-        cdef uint64_t bits
-        cdef bint ok, isvar
-        cdef uint64_t bit = <uint64_t>1 << (row & 7)
-        cdef int64_t byte = row >> 3
-        cdef int64_t nbs = self.nbstride
-        cdef uint8_t* nulls = self.nulbm + side * self.ncols * nbs - self.bm0
-        # everything the loop reads, in locals: stores through byte pointers may alias any
-        # field of self, which the compiler would otherwise load again after each of them
-        cdef const int64_t* kinds = self.kind
+    cdef int64_t _walk(self, Framer fr, int64_t r, const uint8_t* p, int64_t n, int64_t base,
+                       int side, int64_t i) except -2:
+        """Where each column of one image (n bytes at p; base: its offset in the record's
+        data; i: the row in the chunk) lies, into vp / vl; its nulls into the chunk's bitmaps.
+        Returns the bytes the columns use, -1 when they need more."""
+        cdef int64_t ncols = self.ncols, nbs = self.nbstride, ii = side * BLOCK + i - self.i0
+        cdef const uint8_t** vp = self.vp + ii * ncols
+        cdef int32_t* vl = self.vl + ii * ncols
         cdef const int64_t* widths = self.width
-        cdef const int64_t* precs = self.prec
         cdef const uint8_t* nullables = self.nullable
-        cdef const uint8_t* u8 = self.u8
-        cdef const uint8_t* u8len = self.u8len
-        cdef const cdc_cp* cpage = &self.cpage
-        cdef bint hfp = self.hfp
-        cdef int64_t ncols = self.ncols
+        cdef const uint8_t* lsz = self.lsz
+        cdef int64_t j, q = 0, vpos, w, ln, s
+        cdef uint8_t nb
+        cdef int64_t row = self.row0 + i
+        cdef int64_t byte = row >> 3
+        cdef uint8_t bit = <uint8_t>(1 << (row & 7))
+        cdef uint8_t* nulls = self.nulbm + side * ncols * nbs - self.bm0 + byte
+        self.ip[ii] = p
+        self.iend[ii] = p + n
+        self.ibase[ii] = base
         for j in range(ncols):
-            kind = kinds[j]
-            w = widths[j]
-            x = cs + j
-            isvar = x.layout == VAR
             vpos = q
             nb = 0
             if nullables[j]:
@@ -1531,10 +1538,11 @@ cdef class TableOut:
                     return -1
                 nb = p[q]
                 q += 1
+            w = widths[j]
             if w:
                 s = q
                 ln = w
-            elif kind == K_CLOB or kind == K_DBCLOB or kind == K_BLOB or kind == K_XML:
+            elif lsz[j] == 4:
                 if q + 4 > n:
                     return -1
                 ln = be32(p + q)
@@ -1547,93 +1555,212 @@ cdef class TableOut:
             if ln > n - s:
                 return -1
             q = s + ln
-            if nb:
-                nulls[j * nbs + byte] |= <uint8_t>bit
-                if nb != 0xFF:
-                    self._err(row, E_NULL_BYTE, fbase + <int32_t>j, fr.dpos(r, base + vpos),
-                              nb, 0, 0, fr.r_msg[r], NULL, 0)
-                if isvar:
-                    x.offs[row + 1] = <int32_t>x.dlen
-                continue
-            v = p + s
-            ok = 1
-            if kind == K_I16:
-                (<int16_t*>x.data)[row] = <int16_t>be16(v)
-            elif kind == K_I32:
-                (<int32_t*>x.data)[row] = <int32_t>be32(v)
-            elif kind == K_I64:
-                (<int64_t*>x.data)[row] = <int64_t>be64(v)
-            elif kind == K_DEC:
-                ok = packed_decimal(v, ln, <int>precs[j], &dv)
+            vp[j] = p + s
+            vl[j] = <int32_t>ln
+            nulls[j * nbs] |= bit * (nb != 0)
+            if nb != 0 and nb != 0xFF:
+                self._err(row, E_NULL_BYTE, (F_BEFORE_COL if side == 0 else F_AFTER_COL)
+                          + <int32_t>j, fr.dpos(r, base + vpos), nb, 0, 0, fr.r_msg[r], NULL, 0)
+        return q
+
+    cdef int _column(self, Framer fr, int side, int64_t j, int64_t i0, int64_t i1,
+                     int64_t row0) except -1:
+        """Column j of one side's images over the block of chunk rows i0 … i1 - 1: the rows
+        that have a value (their image read, the value not null), then one tight loop of the
+        column's kind over them. Pointers live in locals: stores through byte pointers would
+        otherwise make the compiler load every field of self again after each of them."""
+        cdef int64_t n = self.ncols, nbs = self.nbstride
+        cdef const uint8_t** vp = self.vp + side * BLOCK * n + j    # block row i: vp[i * n]
+        cdef const int32_t* vl = self.vl + side * BLOCK * n + j
+        cdef const uint8_t* img = self.imgbm + side * nbs
+        cdef const uint8_t* nul = self.nulbm + (side * n + j) * nbs
+        cdef const uint8_t** iend = self.iend + side * BLOCK
+        cdef int64_t* todo = self.todo
+        cdef int64_t rb = row0 + i0                # the block's first row
+        # bit u of the bitmaps is block row u - shift
+        cdef int64_t shift = row0 - 8 * self.bm0 + i0, u0 = shift, u1 = shift + i1 - i0
+        cdef int64_t nval = 0, w, i, row
+        cdef uint64_t sel
+        for w in range(u0 >> 6, (u1 + 63) >> 6):
+            sel = load_le64(img + 8 * w) & ~load_le64(nul + 8 * w)
+            if 64 * w < u0:
+                sel &= ~<uint64_t>0 << (u0 - 64 * w)
+            if 64 * w + 64 > u1:
+                sel &= ~(~<uint64_t>0 << (u1 - 64 * w))
+            while sel:
+                todo[nval] = 64 * w + _ctz(sel) - shift
+                nval += 1
+                sel &= sel - 1
+        cdef int64_t kind = self.kind[j]
+        cdef Col* x = (self.cb if side == 0 else self.ca) + j
+        if x.layout == VAR:
+            return self._var_column(fr, side, j, i0, i1, row0, nval)
+        cdef uint8_t* data = x.data
+        cdef const uint8_t* v
+        cdef const uint8_t* a = self.asc
+        cdef const cdc_cp* cpage = &self.cpage
+        cdef bint ok, tsz = kind == K_TSZ
+        cdef int64_t iv, us
+        cdef cdc_i128 dv
+        cdef double xd
+        cdef float fx
+        cdef uint64_t bits
+        cdef int prec = <int>self.prec[j]
+        if kind == K_I16:
+            for w in range(nval):
+                i = todo[w]
+                (<int16_t*>data)[rb + i] = <int16_t>be16(vp[i * n])
+        elif kind == K_I32:
+            for w in range(nval):
+                i = todo[w]
+                (<int32_t*>data)[rb + i] = <int32_t>be32(vp[i * n])
+        elif kind == K_I64:
+            for w in range(nval):
+                i = todo[w]
+                (<int64_t*>data)[rb + i] = <int64_t>be64(vp[i * n])
+        elif kind == K_DEC:
+            for w in range(nval):
+                i = todo[w]
+                v = vp[i * n]
+                ok = packed_decimal(v, vl[i * n], prec, &dv, iend[i] - v)
                 # two 8-byte stores: one 16-byte copy of a value just built in two halves
                 # would stall on the store-to-load forward
-                (<uint64_t*>(x.data + 16 * row))[0] = <uint64_t>dv
-                (<uint64_t*>(x.data + 16 * row))[1] = <uint64_t>(dv >> 64)
-            elif kind == K_F32:
-                if hfp:
-                    xd = hfp32(v)
-                    ok = not (xd > 3.4028234663852886e38 or xd < -3.4028234663852886e38)
-                    fx = <float>xd
-                else:
-                    bits = be32(v)
-                    memcpy(&fx, &bits, 4)
-                (<float*>x.data)[row] = fx
-            elif kind == K_F64:
-                if hfp:
-                    xd = hfp64(v)
-                else:
-                    bits = be64(v)
-                    memcpy(&xd, &bits, 8)
-                (<double*>x.data)[row] = xd
-            elif kind == K_BOOL:
-                ok = v[0] <= 1
+                (<uint64_t*>(data + 16 * (rb + i)))[0] = <uint64_t>dv
+                (<uint64_t*>(data + 16 * (rb + i)))[1] = <uint64_t>(dv >> 64)
+                if not ok:
+                    self._bad(fr, side, j, i)
+        elif kind == K_F32 and self.hfp:
+            for w in range(nval):
+                i = todo[w]
+                xd = hfp32(vp[i * n])
+                (<float*>data)[rb + i] = <float>xd
+                if xd > 3.4028234663852886e38 or xd < -3.4028234663852886e38:
+                    self._bad(fr, side, j, i)
+        elif kind == K_F32:
+            for w in range(nval):
+                i = todo[w]
+                bits = be32(vp[i * n])
+                memcpy(&fx, &bits, 4)
+                (<float*>data)[rb + i] = fx
+        elif kind == K_F64 and self.hfp:
+            for w in range(nval):
+                i = todo[w]
+                (<double*>data)[rb + i] = hfp64(vp[i * n])
+        elif kind == K_F64:
+            for w in range(nval):
+                i = todo[w]
+                bits = be64(vp[i * n])
+                memcpy(&xd, &bits, 8)
+                (<double*>data)[rb + i] = xd
+        elif kind == K_BOOL:
+            for w in range(nval):
+                i = todo[w]
+                row = rb + i
+                v = vp[i * n]
                 if v[0] == 1:
-                    x.data[byte] |= <uint8_t>bit
-            elif kind == K_DATE:                   # the SWAR parsers in place, else the
-                if date10_cp(v, 10, cpage, &iv) != 1:      # careful ones decide
-                    ok = parse_date10(v, 10, a, &iv) and iv == <int32_t>iv
-                (<int32_t*>x.data)[row] = <int32_t>iv
-            elif kind == K_TIME:
+                    data[row >> 3] |= <uint8_t>(1 << (row & 7))
+                elif v[0] != 0:
+                    self._bad(fr, side, j, i)
+        elif kind == K_DATE:                        # the SWAR parsers in place, else the
+            for w in range(nval):                   # careful ones decide
+                i = todo[w]
+                v = vp[i * n]
+                if date10_cp(v, 10, cpage, &iv) != 1:
+                    if not (parse_date10(v, 10, a, &iv) and iv == <int32_t>iv):
+                        self._bad(fr, side, j, i)
+                (<int32_t*>data)[rb + i] = <int32_t>iv
+        elif kind == K_TIME:
+            for w in range(nval):
+                i = todo[w]
+                v = vp[i * n]
                 if clock_cp(v, 8, cpage, &us, &iv) != 1 or iv != 8:
-                    ok = parse_time(v, 8, a, &us)
-                (<int64_t*>x.data)[row] = us
-            elif kind == K_TS or kind == K_TSZ:
-                if timestamp_cp(v, ln, kind == K_TSZ, cpage, &us) != 1:
-                    ok = parse_timestamp(v, ln, a, kind == K_TSZ, &us)
-                (<int64_t*>x.data)[row] = us
-            elif kind == K_BINARY or kind == K_VARBIN or kind == K_BLOB:
-                if x.dlen + ln > x.dcap:
-                    self._grow_var(cols, cs, j, ln)
-                memcpy(x.data + x.dlen, v, ln)
-                x.dlen += ln
-            elif kind == K_GRAPHIC or kind == K_VARGRAPHIC or kind == K_DBCLOB:
-                if x.dlen + 2 * ln > x.dcap:
-                    self._grow_var(cols, cs, j, 2 * ln)
-                o = utf16be_to_utf8(v, ln, x.data + x.dlen)
-                ok = o >= 0
-                if ok:
-                    x.dlen += o
-            elif kind == K_XML:
-                if x.dlen + ln > x.dcap:
-                    self._grow_var(cols, cs, j, ln)
-                ok = utf8_valid(v, ln)
-                if ok:
-                    memcpy(x.data + x.dlen, v, ln)
-                    x.dlen += ln
-            else:                                    # CHAR, VARCHAR, CLOB: the code page
-                if x.dlen + 3 * ln + 8 > x.dcap:
-                    self._grow_var(cols, cs, j, 3 * ln + 8)
-                o = cp_to_utf8(v, ln, a, u8, u8len, x.data + x.dlen, p + n - v)
-                ok = o >= 0
-                if ok:
-                    x.dlen += o
-            if not ok:
-                nulls[j * nbs + byte] |= <uint8_t>bit
-                self._err(row, E_VALUE, fbase + <int32_t>j, fr.dpos(r, base + vpos), 0, 0, 0,
-                          fr.r_msg[r], v, ln)
-            if isvar:
-                x.offs[row + 1] = <int32_t>x.dlen
-        return q
+                    if not parse_time(v, 8, a, &us):
+                        self._bad(fr, side, j, i)
+                (<int64_t*>data)[rb + i] = us
+        else:                                       # TIMESTAMP, with or without zone
+            for w in range(nval):
+                i = todo[w]
+                v = vp[i * n]
+                if timestamp_cp(v, vl[i * n], tsz, cpage, &us) != 1:
+                    if not parse_timestamp(v, vl[i * n], a, tsz, &us):
+                        self._bad(fr, side, j, i)
+                (<int64_t*>data)[rb + i] = us
+        return 0
+
+    cdef int _var_column(self, Framer fr, int side, int64_t j, int64_t i0, int64_t i1,
+                         int64_t row0, int64_t nval) except -1:
+        """`_column` for the kinds with offsets (the first nval of todo have values): the
+        room for the block reserved once, every row's offset written (nulls and rows without
+        this image keep the one before)."""
+        cdef int64_t n = self.ncols, rb = row0 + i0
+        cdef const uint8_t** vp = self.vp + side * BLOCK * n + j    # block row i: vp[i * n]
+        cdef const int32_t* vl = self.vl + side * BLOCK * n + j
+        cdef const uint8_t** iend = self.iend + side * BLOCK
+        cdef const int64_t* todo = self.todo
+        cdef list cols = self.before if side == 0 else self.after
+        cdef Col* cs = self.cb if side == 0 else self.ca
+        cdef int64_t kind = self.kind[j]
+        cdef int64_t w, i, row, ln, o, need = 0, nxt = rb, dlen
+        cdef const uint8_t* v
+        cdef const uint8_t* a = self.asc
+        cdef const uint8_t* u8 = self.u8
+        cdef const uint8_t* u8len = self.u8len
+        cdef int what                               # 0 bytes, 1 UTF-16BE, 2 UTF-8 (XML), 3 code page
+        if kind == K_BINARY or kind == K_VARBIN or kind == K_BLOB:
+            what = 0
+        elif kind == K_GRAPHIC or kind == K_VARGRAPHIC or kind == K_DBCLOB:
+            what = 1
+        elif kind == K_XML:
+            what = 2
+        else:
+            what = 3
+        for w in range(nval):
+            need += vl[todo[w] * n]
+        need = 3 * need + 8 if what == 3 else (2 * need if what == 1 else need)
+        if cs[j].dlen + need > cs[j].dcap:
+            self._grow_var(cols, cs, j, need)
+        cdef uint8_t* data = cs[j].data
+        cdef int32_t* offs = cs[j].offs
+        dlen = cs[j].dlen
+        for w in range(nval):
+            i = todo[w]
+            row = rb + i
+            offsets_to(offs, nxt, row, dlen)        # the rows before it without a value
+            v = vp[i * n]
+            ln = vl[i * n]
+            if what == 3:
+                o = cp_to_utf8(v, ln, a, u8, u8len, data + dlen, iend[i] - v)
+            elif what == 0:
+                memcpy(data + dlen, v, ln)
+                o = ln
+            elif what == 1:
+                o = utf16be_to_utf8(v, ln, data + dlen)
+            else:
+                o = ln if utf8_valid(v, ln) else -1
+                if o >= 0:
+                    memcpy(data + dlen, v, ln)
+            if o >= 0:
+                dlen += o
+            else:
+                self._bad(fr, side, j, i)
+            offs[row + 1] = <int32_t>dlen
+            nxt = row + 1
+        offsets_to(offs, nxt, row0 + i1, dlen)
+        cs[j].dlen = dlen
+        return 0
+
+    cdef int _bad(self, Framer fr, int side, int64_t j, int64_t i) except -1:
+        """Column j of side's image at block row i holds no valid value of its type: null,
+        and an error that shows its bytes."""
+        cdef int64_t n = self.ncols, ii = side * BLOCK + i
+        cdef int64_t row = self.row0 + self.i0 + i, r = self.rows[self.i0 + i]
+        cdef const uint8_t* v = self.vp[ii * n + j]
+        cdef int64_t ln = self.vl[ii * n + j]
+        # the column's entry starts at its null byte, then its length
+        cdef int64_t vpos = (v - self.ip[ii]) - self.lsz[j] - self.nullable[j]
+        _setbit(self.nulbm + (side * n + j) * self.nbstride - self.bm0, row)
+        return self._err(row, E_VALUE, (F_BEFORE_COL if side == 0 else F_AFTER_COL) + <int32_t>j,
+                         fr.dpos(r, self.ibase[ii] + vpos), 0, 0, 0, fr.r_msg[r], v, ln)
 
 
 cdef struct Col:
@@ -1649,55 +1776,30 @@ cdef inline void _setbit(uint8_t* bm, int64_t i) noexcept nogil:
     bm[i >> 3] |= <uint8_t>(1 << (i & 7))
 
 
-cdef inline void _nulls(Col* cs, const int64_t* vc, int64_t nvar, int64_t row) noexcept nogil:
-    """Every column of an image null at `row` (nothing written there yet): only those with
-    offsets need a write (`vc`: their indexes)."""
-    cdef int64_t j
-    for j in range(nvar):
-        cs[vc[j]].offs[row + 1] = <int32_t>cs[vc[j]].dlen
-
-
 cdef inline void _or_bits(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nogil:
     cdef int64_t i
     for i in range(n):
         dst[i] |= src[i]
 
 
-cdef inline void _unset(Col* cs, int64_t n, int64_t row) noexcept nogil:
-    """Take back what an image wrote at `row` (the last row): its variable-length data (the
-    row's values are null since its image is not marked read)."""
-    cdef int64_t j
-    for j in range(n):
-        if cs[j].layout == VAR:
-            cs[j].dlen = cs[j].offs[row]
-            cs[j].offs[row + 1] = <int32_t>cs[j].dlen
-
-
 cdef inline bint _differs(Col* b, Col* a, int64_t row) noexcept nogil:
     """Before and after differ at `row` (null-safe; values compared by their bytes)."""
-    cdef int64_t byte = row >> 3, w, n, i
+    cdef int64_t byte = row >> 3, w, n
     cdef uint8_t bit = <uint8_t>(1 << (row & 7))
     cdef bint vb = (b.valid[byte] & bit) != 0, va = (a.valid[byte] & bit) != 0
-    cdef const uint8_t* x
-    cdef const uint8_t* y
     if vb != va:
         return 1
     if not vb:
         return 0
     if b.layout == FIXED:
         w = b.width
-        x = b.data + row * w
-        y = a.data + row * w
-        for i in range(w):
-            if x[i] != y[i]:
-                return 1
-        return 0
+        return not eq_exact(b.data + row * w, a.data + row * w, w)
     if b.layout == BITS:
         return (b.data[byte] & bit) != (a.data[byte] & bit)
     n = b.offs[row + 1] - b.offs[row]
     if n != a.offs[row + 1] - a.offs[row]:
         return 1
-    return memcmp(b.data + b.offs[row], a.data + a.offs[row], n) != 0
+    return not eq_exact(b.data + b.offs[row], a.data + a.offs[row], n)
 
 
 def record_starts(data, str framing, int64_t step):
