@@ -56,9 +56,12 @@ static inline int64_t cdc_days_from_civil_u(uint32_t y, uint32_t m, uint32_t d)
 {
     static const uint16_t before[12] = {0, 31, 61, 92, 122, 153, 184, 214, 245, 275, 306, 337};
     y -= m <= 2;                                /* years start in March: leap day last */
-    uint32_t era = y / 400, yoe = y - era * 400;
+    /* the divisions as multiplications, exact in these ranges (y <= 9999, yoe < 400):
+       GCC leaves a hardware divide in code it deems cold, such as one kind's loop among
+       many */
+    uint32_t era = (y * 5243) >> 21, yoe = y - era * 400;
     uint32_t doy = before[m > 2 ? m - 3 : m + 9] + d - 1;
-    uint32_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    uint32_t doe = yoe * 365 + (yoe >> 2) - ((yoe * 41) >> 12) + doy;
     return (int64_t)era * 146097 + (int64_t)doe - 719468;
 }
 
@@ -372,7 +375,8 @@ static inline int cdc_timestamp_cp(const uint8_t* p, int64_t n, int with_zone,
         int64_t nf = __builtin_ctzll(nd) >> 3;
         int64_t keep = nf < 6 ? nf : 6;
         uint64_t v = t & 0x0F0F0F0F0F0F0F0FULL & ((1ULL << (8 * keep)) - 1);
-        f = (int64_t)(cdc_value8(v) / 100);     /* bytes past `keep` are 0: µs, two more */
+        f = (int64_t)cdc_value8(v << 16);       /* bytes past `keep` are 0: as the last six
+                                                   of eight digits, the µs */
         k = 20 + nf;
     }
     int64_t r = (cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d) * 86400
