@@ -27,3 +27,23 @@ def spark(tmp_path_factory):
     assert pyspark.__version__
     yield session
     session.stop()
+
+
+def survive_corpus(child: str, tmp_path, default_count: str, what: str) -> None:
+    """Run `child` (a fuzz loop over many random inputs through the native decoder) in a
+    child process with (tests folder, file for the input in hand, seed, count); fail,
+    naming that input and the seed, when the child dies (a segfault takes no Python
+    traceback with it). CDCFAST_FUZZ_CORPUS sets the count."""
+    import pathlib
+    import random
+    import subprocess
+    last = tmp_path / "last_input.txt"
+    seed = random.randrange(1 << 30)
+    res = subprocess.run([sys.executable, "-c", child, str(pathlib.Path(__file__).parent),
+                          str(last), str(seed),
+                          os.environ.get("CDCFAST_FUZZ_CORPUS", default_count)],
+                         capture_output=True, text=True, timeout=600)
+    if res.returncode != 0:
+        got = last.read_text() if last.exists() else "(no input recorded)"
+        pytest.fail(f"native decoder died (exit {res.returncode}, seed {seed}) on "
+                    f"{what} = {got}\n{res.stderr[-3000:]}")

@@ -21,11 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
-import pathlib
-import random
 import re
-import subprocess
-import sys
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -33,6 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import cdcfast
+from conftest import survive_corpus
 from cdcfast import reference
 from cdcfast.codepages import encode_text
 from cdcfast.encode import generate
@@ -442,12 +439,4 @@ os.remove(last)
 @pytest.mark.skipif(CI, reason="a larger random corpus: run locally")
 def test_native_survives_a_larger_corpus(tmp_path):
     """Native only, many inputs, in a child process: a segfault names its input."""
-    last = tmp_path / "last_input.txt"
-    seed = random.randrange(1 << 30)
-    res = subprocess.run([sys.executable, "-c", CHILD, str(pathlib.Path(__file__).parent),
-                          str(last), str(seed), os.environ.get("CDCFAST_FUZZ_CORPUS", "600")],
-                         capture_output=True, text=True, timeout=600)
-    if res.returncode != 0:
-        what = last.read_text() if last.exists() else "(no input recorded)"
-        pytest.fail(f"native decoder died (exit {res.returncode}, seed {seed}) on "
-                    f"(messages, variant, options) = {what}\n{res.stderr[-3000:]}")
+    survive_corpus(CHILD, tmp_path, "600", "(messages, variant, options)")

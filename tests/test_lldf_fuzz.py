@@ -63,8 +63,6 @@ import pathlib
 import random
 import re
 import struct
-import subprocess
-import sys
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -73,6 +71,7 @@ from hypothesis import (HealthCheck, currently_in_test_context, event, given, no
                         strategies as st)
 
 import cdcfast
+from conftest import survive_corpus
 from cdcfast import _lldf as native_lldf
 from cdcfast import codepages, reference
 from cdcfast.encode import lldf as writer
@@ -492,7 +491,6 @@ def _f32(x):
 @st.composite
 def column_type(draw, encoding, float_format):
     """(type text, strategy of (value written, value decoded)), for one catalog column."""
-    text = st.text(_alphabet(encoding), max_size=12)
     same = lambda s: s.map(lambda v: (v, v))           # noqa: E731
     pick = draw(st.integers(0, 22))
     if pick == 0:
@@ -1938,12 +1936,4 @@ os.remove(last)
 @pytest.mark.skipif(CI, reason="a larger random corpus: run locally")
 def test_native_survives_a_larger_corpus(tmp_path):
     """Native only, many inputs, in a child process: a segfault names its input."""
-    last = tmp_path / "last_input.txt"
-    seed = random.randrange(1 << 30)
-    res = subprocess.run([sys.executable, "-c", CHILD, str(pathlib.Path(__file__).parent),
-                          str(last), str(seed), os.environ.get("CDCFAST_FUZZ_CORPUS", "250")],
-                         capture_output=True, text=True, timeout=600)
-    if res.returncode != 0:
-        what = last.read_text() if last.exists() else "(no input recorded)"
-        pytest.fail(f"native decoder died (exit {res.returncode}, seed {seed}) on "
-                    f"(messages, variant, catalog, options) = {what}\n{res.stderr[-3000:]}")
+    survive_corpus(CHILD, tmp_path, "250", "(messages, variant, catalog, options)")

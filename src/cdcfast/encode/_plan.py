@@ -1,5 +1,8 @@
-"""What the generators of every format share: the order of a synthetic stream's messages."""
+"""What the generators of every format share: the order of a synthetic stream's messages,
+and the random values of the kinds every format has."""
 from __future__ import annotations
+
+import decimal
 
 FRESH_ROWS = 5000        # up to this many rows every record is freshly random; beyond, the
 #                          first FRESH_ROWS rows are the pool whose transactions are re-sampled
@@ -36,3 +39,32 @@ def plan(transaction, rows: int, lo: int, hi: int, rng) -> list:
             out.append(msg)
             left -= len(msg)
     return out
+
+
+def integer_maker(rng, bits: int):
+    """Random signed integers of `bits` bits (sign included): the range's ends now and then,
+    else anywhere in it or small and positive (ids, counts)."""
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def integer():
+        x = rng.random()
+        if x < 0.04:
+            return lo if x < 0.02 else hi     # the range's ends
+        return rng.randint(lo, hi) if x < 0.5 else rng.randint(0, min(hi, 99999))
+    return integer
+
+
+def decimal_maker(rng, precision: int, scale: int):
+    """Random DECIMAL(precision, scale) values, of any number of digits, a tenth negative."""
+    def dec():
+        digits = rng.randint(1, precision)
+        n = rng.randint(0, 10 ** digits - 1) * (-1 if rng.random() < 0.1 else 1)
+        return decimal.Decimal(f"{n}E-{scale}")   # exact at any precision
+    return dec
+
+
+def double_maker(rng):
+    """Random doubles: mostly amounts with cents, else any magnitude from 1e-20 to 1e20 (all
+    exact in HFP's 56-bit fraction too)."""
+    return lambda: (round(rng.uniform(0, 1e5), 2) if rng.random() < 0.7
+                    else rng.uniform(-1, 1) * 10.0 ** rng.randint(-20, 20))

@@ -15,7 +15,7 @@ import random
 import struct
 from zoneinfo import ZoneInfo
 
-from ._plan import message_range, plan
+from ._plan import decimal_maker, double_maker, integer_maker, message_range, plan
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        Table, parse_type)
@@ -403,26 +403,11 @@ class _Generator:
         if kind == STRING:
             return lambda: self._text(ctype.length or 40)
         if kind in (INT8, INT16, INT32, INT64):
-            bits = {INT8: 7, INT16: 15, INT32: 31, INT64: 63}[kind]
-            lo, hi = -(1 << bits), (1 << bits) - 1
-
-            def integer():
-                x = r.random()
-                if x < 0.04:
-                    return lo if x < 0.02 else hi     # the range's ends
-                return r.randint(lo, hi) if x < 0.5 else r.randint(0, min(hi, 99999))
-            return integer
+            return integer_maker(r, {INT8: 8, INT16: 16, INT32: 32, INT64: 64}[kind])
         if kind == DECIMAL:
-            s = ctype.scale
-
-            def dec():
-                digits = r.randint(1, ctype.precision)
-                n = r.randint(0, 10 ** digits - 1) * (-1 if r.random() < 0.1 else 1)
-                return decimal.Decimal(f"{n}E-{s}")   # exact at any precision
-            return dec
+            return decimal_maker(r, ctype.precision, ctype.scale)
         if kind == FLOAT64:
-            return lambda: (round(r.uniform(0, 1e5), 2) if r.random() < 0.7
-                            else r.uniform(-1, 1) * 10.0 ** r.randint(-20, 20))
+            return double_maker(r)
         if kind == FLOAT32:
             return lambda: struct.unpack("f", struct.pack("f", round(r.uniform(0, 1000), 3)))[0]
         if kind == BOOL:

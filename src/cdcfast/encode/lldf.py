@@ -14,7 +14,6 @@ readers cannot disagree about an offset or a width.
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import itertools
 import math
 import random
@@ -29,7 +28,7 @@ from ..formats.lldf import (H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_TS, H_YN, 
                             OFF_CHANGE_TYPE, OFF_COMMIT_TS, OFF_COMMITLRSN, OFF_LENGTH,
                             OFF_LOGLRSN, OFF_NAME, OFF_NAMELEN, OFF_OWNER, OFF_OWNERLEN,
                             OFF_SEGLEN, OFF_TIMESTAMP, OFF_UORID, OPS, SOURCE, Lldf, layout)
-from ._plan import message_range, plan
+from ._plan import decimal_maker, double_maker, integer_maker, message_range, plan
 from .ibm_delimited import (_COLUMNS, _INTL, _STATUS, _WORDS, _as_decimal, _aware,
                             _encodable, _text_encoder, _timestamp_text, _truncate_us)
 
@@ -732,26 +731,11 @@ class _Generator:
             return lambda: f'<order status="{r.choice(_STATUS)}"><note>' \
                            f'{self._graphic(40)}</note></order>'
         if kind in (K_I16, K_I32, K_I64):
-            bits = 8 * width - 1
-            lo, hi = -(1 << bits), (1 << bits) - 1
-
-            def integer():
-                x = r.random()
-                if x < 0.04:
-                    return lo if x < 0.02 else hi     # the range's ends
-                return r.randint(lo, hi) if x < 0.5 else r.randint(0, min(hi, 99999))
-            return integer
+            return integer_maker(r, 8 * width)
         if kind == K_DEC:
-            s = ctype.scale
-
-            def dec():
-                digits = r.randint(1, ctype.precision)
-                n = r.randint(0, 10 ** digits - 1) * (-1 if r.random() < 0.1 else 1)
-                return decimal.Decimal(f"{n}E-{s}")   # exact at any precision
-            return dec
-        if kind == K_F64:      # every double in HFP's range is exact in its 56 bits
-            return lambda: (round(r.uniform(0, 1e5), 2) if r.random() < 0.7
-                            else r.uniform(-1, 1) * 10.0 ** r.randint(-20, 20))
+            return decimal_maker(r, ctype.precision, ctype.scale)
+        if kind == K_F64:
+            return double_maker(r)
         if kind == K_F32:      # multiples of 1/64 below 2**16: exact in HFP's 24-bit fraction
             return lambda: (r.randint(0, 64000) / 64 if r.random() < 0.8
                             else r.randint(-(1 << 22) + 1, (1 << 22) - 1) / 64)

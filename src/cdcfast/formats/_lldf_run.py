@@ -8,11 +8,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import _tz, envelope
+from .. import _tz
 from ..errors import DecodeError
 from ..sources import release
-from .base import (ALL, apply_mode, binary_column, errors_column, full_name, image_structs,
-                   presize, with_messages)
+from .base import (ALL, apply_mode, batch_room, binary_column, errors_column, full_name,
+                   images_and_schema, presize, with_messages)
 from .lldf import (HEADER, H_TS, SOURCE, E_HEADER_VALUE, E_IMAGE_LONG, E_IMAGE_SHORT, E_SEGLEN,
                    E_VALUE, describe, header_what)
 
@@ -130,13 +130,11 @@ class _Run:
     # -- the loop --------------------------------------------------------------------------
     def run(self):
         fr, want = self.fr, self.want
-        if want.requested is not None and want.table is not ALL:
-            t = self.fmt.catalog.get(want.requested) if self.fmt.catalog else None
-            if t is not None:           # the requested table exists even if the input lacks it
-                self._output(want.requested, t)
+        t = want.requested_table()
+        if t is not None:
+            self._output(want.requested, t)
         while True:
-            room = self.batch_rows - max([o.out.length for o in self.outputs.values()
-                                          if o.out is not None] or [0])
+            room = batch_room(self.outputs.values(), self.batch_rows)
             st = fr.scan(max(1, min(CHUNK_RECORDS, room)))
             if st == 2:
                 self._register()
@@ -249,12 +247,8 @@ class _Run:
                   out.schema.finish(pa.string()), out.table.finish(pa.string()),
                   out.txid.finish(pa.string()), commit_ts, change_ts,
                   out.commit_pos.finish(pa.binary()), out.change_pos.finish(pa.binary()), seq]
-        cols = o.columns
-        if self.images:
-            arrays += image_structs(out, cols, n)
-            schema = envelope.schema([(c.name, c.type.arrow_type) for c in cols], SOURCE)
-        else:
-            schema = envelope.headers_schema(SOURCE)
+        structs, schema = images_and_schema(out, o.columns, n, self.images, SOURCE)
+        arrays += structs
         arrays.append(source)
         arrays.append(errors_column(n, firsts[:, ROW].tolist(), [str(e) for e in errs]))
         arrays.append(binary_column(n, spans[:, ROW].tolist(),

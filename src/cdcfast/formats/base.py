@@ -72,6 +72,13 @@ class Want:
             return self.requested, t
         return None, t
 
+    def requested_table(self):
+        """The catalog table a call asked for (decode / headers with a table), or None: its
+        output exists even when the input has none of its records."""
+        if self.requested is None or self.table is ALL or not self.catalog:
+            return None
+        return self.catalog.get(self.requested)
+
     @property
     def corrupt_key(self):
         """Where unattributable records go."""
@@ -104,6 +111,11 @@ def binary_column(n: int, rows, values) -> pa.Array:
     return pa.array(list(values) + [None], type=pa.binary()).take(pa.array(idx))
 
 
+def batch_room(outputs, batch_rows: int) -> int:
+    """Records the next chunk may add: the fullest output stops at a whole batch."""
+    return batch_rows - max([o.out.length for o in outputs if o.out is not None] or [0])
+
+
 def presize(out, part, pos: int, batch_rows: int) -> None:
     """After an output's first rows, size its buffers (`out.presize`) for the whole batch: an
     estimate from the share of the part's input read so far (`pos`), so the columns are
@@ -129,6 +141,14 @@ def image_structs(out, columns, n: int) -> list:
         children = [v.finish(f.type) for v, f in zip(vals, t)]
         arrays.append(pa.Array.from_buffers(t, n, [valid.take_validity()], children=children))
     return arrays
+
+
+def images_and_schema(out, columns, n: int, images: bool, source_type) -> tuple:
+    """The image structs of an output (none for headers()) and the batch's schema."""
+    if images:
+        return (image_structs(out, columns, n),
+                envelope.schema([(c.name, c.type.arrow_type) for c in columns], source_type))
+    return [], envelope.headers_schema(source_type)
 
 
 def with_messages(batch: pa.RecordBatch, want: "Want", messages) -> pa.RecordBatch:

@@ -13,11 +13,10 @@ import pyarrow.compute as pc
 
 from .. import _tz, codepages
 from ..catalog import STRING_TYPE, Column, Table
-from .. import envelope
 from ..envelope import UTC_US
 from ..errors import DecodeError, printable, show_value
-from .base import ALL, HEADERS, Format, Want, apply_mode, binary_column, errors_column, \
-    full_name, image_structs, presize, with_messages
+from .base import ALL, HEADERS, Format, Want, apply_mode, batch_room, binary_column, \
+    errors_column, full_name, images_and_schema, presize, with_messages
 
 # error codes, shared with the kernel (native/cdcfast/_ibm.pyx)
 E_UNTERMINATED, E_AFTER_CLOSE, E_STRAY_QUOTE, E_TOO_FEW, E_COUNT, E_ODD = 1, 2, 3, 4, 5, 6
@@ -296,14 +295,12 @@ class _NativeRun:
     # -- the loop --------------------------------------------------------------------------
     def run(self):
         sc, want = self.sc, self.want
-        if want.requested is not None and want.table is not None:
-            t = self.fmt.catalog.get(want.requested) if self.fmt.catalog else None
-            if t is not None:       # the requested table exists even if the input lacks it
-                self._output(want.requested, t, t.name)
+        t = want.requested_table()
+        if t is not None:
+            self._output(want.requested, t, t.name)
         done = False
         while not done:
-            room = self.batch_rows - max([o.out.length for o in self.outputs.values()
-                                          if o.out is not None] or [0])
+            room = batch_room(self.outputs.values(), self.batch_rows)
             pos0 = sc.pos
             st = sc.scan(max(1, min(CHUNK_RECORDS, room)), CHUNK_BYTES)
             if st == 2:
@@ -404,12 +401,8 @@ class _NativeRun:
                   out.schema.finish(pa.string()), out.table.finish(pa.string()),
                   out.txid.finish(pa.string()), commit_ts, commit_ts, commit_pos, commit_pos,
                   out.seq.finish(pa.int64())]
-        cols = o.columns
-        if self.images:
-            arrays += image_structs(out, cols, n)
-            schema = envelope.schema([(c.name, c.type.arrow_type) for c in cols], SOURCE)
-        else:
-            schema = envelope.headers_schema(SOURCE)
+        structs, schema = images_and_schema(out, o.columns, n, self.images, SOURCE)
+        arrays += structs
         arrays.append(source)
         arrays.append(errors_column(n, err_rows, texts))
         arrays.append(binary_column(n, bad, raws))
