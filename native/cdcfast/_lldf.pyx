@@ -884,8 +884,8 @@ cdef class TableOut:
         # "0-.: T+Z" in the code page
         self.cpage.zone = cpchars[0] & 0xF0
         self.cpage.minus, self.cpage.dot, self.cpage.colon = cpchars[1], cpchars[2], cpchars[3]
-        self.cpage.space, self.cpage.t, self.cpage.plus, self.cpage.z = cpchars[4], cpchars[5], cpchars[6], \
-            cpchars[7]
+        self.cpage.space, self.cpage.t = cpchars[4], cpchars[5]
+        self.cpage.plus, self.cpage.z = cpchars[6], cpchars[7]
         self.hfp = hfp
         self.ascii_only = ascii_only
         for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "change_pos"):
@@ -1199,7 +1199,7 @@ cdef class TableOut:
         for i in range(k):
             r = self.rows[i]
             if fr.r_tab[r] >= 0:
-                _setbit(self.framedbm - b0, row0 + i)
+                bits_set(self.framedbm - b0, row0 + i)
                 col_valid(self.source_v, row0 + i)
                 h = fr.r_h[r]
                 if be16(d + h + 12) > 8:
@@ -1270,10 +1270,10 @@ cdef class TableOut:
                 row = row0 + i
                 ch = A(self.asc, hp[i][off])
                 if ch == 89:
-                    _setbit(data, row)
-                    _setbit(valid, row)
+                    bits_set(data, row)
+                    bits_set(valid, row)
                 elif ch == 78:
-                    _setbit(valid, row)
+                    bits_set(valid, row)
                 elif ch != 32:
                     self._err(row, E_HEADER_VALUE, <int32_t>f, hp[i] + off - d, 0, 0, 0,
                               fr.r_msg[self.rows[i]], hp[i] + off, 1)
@@ -1292,7 +1292,7 @@ cdef class TableOut:
                                   fr.r_msg[self.rows[i]], p, 17)
                 if pvalid:
                     (<int64_t*>data)[row0 + i] = v
-                    _setbit(valid, row0 + i)
+                    bits_set(valid, row0 + i)
         else:                                       # H_CHAR
             for i in range(k):
                 row = row0 + i
@@ -1304,7 +1304,7 @@ cdef class TableOut:
                     if pvalid:                      # the previous row's text again
                         copy_exact(data + dlen, data + dlen - pn, pn)
                         dlen += pn
-                        _setbit(valid, row)
+                        bits_set(valid, row)
                     offs[row + 1] = <int32_t>dlen
                     continue
                 prev = p
@@ -1328,7 +1328,7 @@ cdef class TableOut:
                     pn = o - dlen
                     pvalid = 1
                     dlen = o
-                    _setbit(valid, row)
+                    bits_set(valid, row)
                 offs[row + 1] = <int32_t>dlen
         c.dlen = dlen
         c.length = row0 + k
@@ -1396,6 +1396,7 @@ cdef class TableOut:
         cdef int64_t nupd = 0, t
         cdef uint8_t* img
         cdef uint8_t* nul
+        cdef uint8_t* vd
         if nbs > self.bmcap:
             self.bmcap = max(nbs, 2 * self.bmcap)
             self.okbm = <uint8_t*>_grow(self.okbm, self.bmcap)
@@ -1462,13 +1463,13 @@ cdef class TableOut:
                     self._err(row, E_DATA_REST, F_DATA, fr.dpos(r, q), m - q, 0, 0, fr.r_msg[r],
                               NULL, 0)
                 if ok_b:
-                    _setbit(self.imgbm - b0, row)
+                    bits_set(self.imgbm - b0, row)
                 if ok_a:
-                    _setbit(self.imgbm + nbs - b0, row)
-                if (op == OP_C and ok_a) or (op == OP_D and ok_b) or (op == OP_U and ok_a and ok_b):
-                    _setbit(self.okbm - b0, row)
+                    bits_set(self.imgbm + nbs - b0, row)
+                if (ok_b or not has_b) and (ok_a or not has_a):    # every image it carries
+                    bits_set(self.okbm - b0, row)
                     if op == OP_C:
-                        _setbit(self.insbm - b0, row)
+                        bits_set(self.insbm - b0, row)
                     elif op == OP_U:
                         self.updrows[nupd] = row
                         nupd += 1
@@ -1483,14 +1484,15 @@ cdef class TableOut:
             _or_bits((self.before_v if side == 0 else self.after_v).valid + b0, img, nb)
             for j in range(n):
                 nul = self.nulbm + (side * n + j) * nbs
+                vd = cs[j].valid + b0
                 for t in range(nb):
-                    cs[j].valid[b0 + t] |= img[t] & ~nul[t]
+                    vd[t] |= img[t] & ~nul[t]
         # updates: changed where before and after differ (their validity is final now)
         for j in range(n):
             for t in range(nupd):
                 row = self.updrows[t]
                 if _differs(self.cb + j, self.ca + j, row):
-                    _setbit(self.cc[j].data, row)
+                    bits_set(self.cc[j].data, row)
         # changed / present of the chunk's rows: valid where the images were read, present
         # all true there, changed all true for inserts (updates' bits are set above)
         _or_bits(self.changed_v.valid + b0, self.okbm, nb)
@@ -1705,7 +1707,7 @@ cdef class TableOut:
         cdef const uint8_t* a = self.asc
         cdef const uint8_t* u8 = self.u8
         cdef const uint8_t* u8len = self.u8len
-        cdef int what                               # 0 bytes, 1 UTF-16BE, 2 UTF-8 (XML), 3 code page
+        cdef int what                           # 0 bytes, 1 UTF-16BE, 2 UTF-8 (XML), 3 code page
         if kind == K_BINARY or kind == K_VARBIN or kind == K_BLOB:
             what = 0
         elif kind == K_GRAPHIC or kind == K_VARGRAPHIC or kind == K_DBCLOB:
@@ -1758,7 +1760,7 @@ cdef class TableOut:
         cdef int64_t ln = self.vl[ii * n + j]
         # the column's entry starts at its null byte, then its length
         cdef int64_t vpos = (v - self.ip[ii]) - self.lsz[j] - self.nullable[j]
-        _setbit(self.nulbm + (side * n + j) * self.nbstride - self.bm0, row)
+        bits_set(self.nulbm + (side * n + j) * self.nbstride - self.bm0, row)
         return self._err(row, E_VALUE, (F_BEFORE_COL if side == 0 else F_AFTER_COL) + <int32_t>j,
                          fr.dpos(r, self.ibase[ii] + vpos), 0, 0, 0, fr.r_msg[r], v, ln)
 
@@ -1770,10 +1772,6 @@ cdef struct Col:
     int32_t* offs
     int64_t dlen, dcap, width
     int layout
-
-
-cdef inline void _setbit(uint8_t* bm, int64_t i) noexcept nogil:
-    bm[i >> 3] |= <uint8_t>(1 << (i & 7))
 
 
 cdef inline void _or_bits(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nogil:
