@@ -27,6 +27,8 @@ from cdcfast._values cimport (A, cdc_i128, parse_date10, parse_time, parse_times
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
                               utf16be_to_utf8)
 
+import os
+
 import numpy as np
 
 from cdcfast._arrow import presize as _presize
@@ -45,14 +47,70 @@ cdef extern from "cdcfast/_text.h":
                                   int64_t* days) nogil
     int clock_cp "cdc_clock_cp"(const uint8_t* p, int64_t n, const cdc_cp* cp, int64_t* us,
                                 int64_t* used) nogil
-    int timestamp_cp "cdc_timestamp_cp"(const uint8_t* p, int64_t n, int with_zone,
-                                        const cdc_cp* cp, int64_t* us) nogil
+    ctypedef int (*ts_fn "cdc_timestamp_fn")(const uint8_t* p, int64_t n, int with_zone,
+                                             const cdc_cp* cp, int64_t* us,
+                                             int64_t readable) noexcept nogil
+    ts_fn _ts_choose "cdc_timestamp_choose"(int allow_simd) noexcept nogil
+
+cdef extern from "cdcfast/_utf8.h":
+    ctypedef int64_t (*cpu8_fn "cdc_cp_utf8_fn")(const uint8_t* p, int64_t n,
+                                                 const uint8_t* rows, const uint8_t* u8,
+                                                 const uint8_t* u8len, uint8_t* out,
+                                                 int64_t readable) noexcept nogil
+    cpu8_fn _cpu8_choose "cdc_cp_utf8_choose"(int allow_simd) noexcept nogil
+    void cp_rows "cdc_cp_rows"(const uint8_t* u8, const uint8_t* u8len,
+                               uint8_t* rows) noexcept nogil
 
 cdef extern from "cdcfast/_bytes.h":
     bint eq_exact "cdc_eq_exact"(const uint8_t* a, const uint8_t* b, int64_t n) nogil
     void copy_exact "cdc_copy_exact"(uint8_t* dst, const uint8_t* src, int64_t n) nogil
     int _ctz "cdc_ctz"(uint64_t x) nogil
     uint64_t load_le64 "cdc_load_le64"(const uint8_t* p) nogil
+
+# the timestamp parser and code page conversion for this CPU; CDCFAST_NO_AVX2=1 keeps the
+# scalar ones (tests run both)
+cdef ts_fn _ts_fast = _ts_choose(not os.environ.get("CDCFAST_NO_AVX2"))
+cdef cpu8_fn _cpu8_fast = _cpu8_choose(not os.environ.get("CDCFAST_NO_AVX2"))
+
+
+def simd_level():
+    """The SIMD forms this CPU runs: (timestamps 16 bytes at a time, code page text 32 bytes
+    at a time)."""
+    return (_ts_fast != _ts_choose(0), _cpu8_fast != NULL)
+
+
+def timestamp_paths(bytes buf, int64_t n, bint zone, bytes asc, bytes cpchars):
+    """For tests: the timestamp text buf[:n] (all of buf readable) through the fast parser
+    this CPU runs and through the careful one: (fast's 1 or -1, its µs, careful's verdict,
+    its µs)."""
+    cdef cdc_cp cp
+    cdef int64_t fast = 0, careful = 0
+    cdef const uint8_t* p = buf
+    assert 0 <= n <= len(buf)
+    cp.zone = cpchars[0] & 0xF0
+    cp.minus, cp.dot, cp.colon, cp.space = cpchars[1], cpchars[2], cpchars[3], cpchars[4]
+    cp.t, cp.plus, cp.z = cpchars[5], cpchars[6], cpchars[7]
+    rc = _ts_fast(p, n, zone, &cp, &fast, len(buf))
+    ok = parse_timestamp(p, n, asc, zone, &careful)
+    return rc, fast if rc == 1 else None, bool(ok), careful if ok else None
+
+
+def codepage_paths(bytes buf, int64_t n, bytes asc, bytes u8, bytes u8len):
+    """For tests: the code page text buf[:n] (all of buf readable) as UTF-8 through the
+    SIMD conversion (None where this CPU runs none) and the scalar one; None for -1."""
+    cdef uint8_t rows[512]
+    cdef const uint8_t* p = buf
+    cdef bytearray out = bytearray(3 * n + 64)
+    cdef uint8_t* o = out
+    cdef int64_t k
+    assert 0 <= n <= len(buf)
+    simd = None
+    if _cpu8_fast != NULL:
+        cp_rows(u8, u8len, rows)
+        k = _cpu8_fast(p, n, rows, u8, u8len, o, len(buf))
+        simd = bytes(out[:k]) if k >= 0 else None
+    k = cp_to_utf8(p, n, asc, u8, u8len, o, len(buf))
+    return simd, bytes(out[:k]) if k >= 0 else None
 
 # framing (formats/lldf.py validates the names)
 cdef enum:
@@ -808,6 +866,7 @@ cdef class TableOut:
     cdef const uint8_t* u8len
     cdef uint8_t space
     cdef cdc_cp cpage           # the code page's digits and separators, for the SWAR parsers
+    cdef uint8_t cprows[512]    # its Latin-1 table as the rows of cdc_cp_utf8_avx2
     cdef bint hfp, ascii_only
     cdef object keep
     cdef int64_t nhead
@@ -881,6 +940,7 @@ cdef class TableOut:
         self.u8 = u8
         self.u8len = u8len
         self.space = space
+        cp_rows(self.u8, self.u8len, self.cprows)
         # "0-.: T+Z" in the code page
         self.cpage.zone = cpchars[0] & 0xF0
         self.cpage.minus, self.cpage.dot, self.cpage.colon = cpchars[1], cpchars[2], cpchars[3]
@@ -1683,7 +1743,7 @@ cdef class TableOut:
             for w in range(nval):
                 i = todo[w]
                 v = vp[i * n]
-                if timestamp_cp(v, vl[i * n], tsz, cpage, &us) != 1:
+                if _ts_fast(v, vl[i * n], tsz, cpage, &us, iend[i] - v) != 1:
                     if not parse_timestamp(v, vl[i * n], a, tsz, &us):
                         self._bad(fr, side, j, i)
                 (<int64_t*>data)[rb + i] = us
@@ -1708,6 +1768,8 @@ cdef class TableOut:
         cdef const uint8_t* u8 = self.u8
         cdef const uint8_t* u8len = self.u8len
         cdef int what                           # 0 bytes, 1 UTF-16BE, 2 UTF-8 (XML), 3 code page
+        cdef cpu8_fn cpu8 = _cpu8_fast
+        cdef const uint8_t* rows = self.cprows
         if kind == K_BINARY or kind == K_VARBIN or kind == K_BLOB:
             what = 0
         elif kind == K_GRAPHIC or kind == K_VARGRAPHIC or kind == K_DBCLOB:
@@ -1718,7 +1780,7 @@ cdef class TableOut:
             what = 3
         for w in range(nval):
             need += vl[todo[w] * n]
-        need = 3 * need + 8 if what == 3 else (2 * need if what == 1 else need)
+        need = 3 * need + 40 if what == 3 else (2 * need if what == 1 else need)
         if cs[j].dlen + need > cs[j].dcap:
             self._grow_var(cols, cs, j, need)
         cdef uint8_t* data = cs[j].data
@@ -1730,7 +1792,9 @@ cdef class TableOut:
             offsets_to(offs, nxt, row, dlen)        # the rows before it without a value
             v = vp[i * n]
             ln = vl[i * n]
-            if what == 3:
+            if what == 3 and cpu8 != NULL and ln > 8:     # (a word at a time does 8)
+                o = cpu8(v, ln, rows, u8, u8len, data + dlen, iend[i] - v)
+            elif what == 3:
                 o = cp_to_utf8(v, ln, a, u8, u8len, data + dlen, iend[i] - v)
             elif what == 0:
                 memcpy(data + dlen, v, ln)

@@ -78,7 +78,7 @@ static inline int64_t cdc_unescape(const uint8_t* src, int64_t n, uint8_t sd, ui
 
 /* Whether p[0:n] is strict UTF-8. Reads up to 15 bytes past n (masked off): the caller
  * guarantees they are readable. */
-__attribute__((target("ssse3"))) static int cdc_utf8_valid_ssse3(const uint8_t* p, int64_t n)
+__attribute__((target("ssse3"))) static inline int cdc_utf8_valid_ssse3(const uint8_t* p, int64_t n)
 {
     /* by the first byte's high nibble */
     const __m128i hi1 = _mm_setr_epi8(
@@ -144,10 +144,168 @@ __attribute__((target("ssse3"))) static int cdc_utf8_valid_ssse3(const uint8_t* 
 }
 #endif
 
+/* Single-byte code page -> UTF-8, as to_utf8 in _values.pxd: through a table of 4 bytes a
+ * slot and its length (0 marks a byte the code page does not define). Returns bytes written,
+ * or -1. */
+static inline int64_t cdc_to_utf8(const uint8_t* p, int64_t n, const uint8_t* u8,
+                                  const uint8_t* u8len, uint8_t* out)
+{
+    int64_t o = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t b = p[i], k = u8len[b];
+        if (k == 0)
+            return -1;
+        memcpy(out + o, u8 + 4 * b, 4);         /* (the caller's output has 3 bytes of slack) */
+        o += k;
+    }
+    return o;
+}
+
+/* The same conversion given the code page's Latin-1 table as the 16 rows a 16-entry shuffle
+ * looks up (see cdc_cp_rows; 512 bytes), and the bytes that may be read at p. */
+typedef int64_t (*cdc_cp_utf8_fn)(const uint8_t* p, int64_t n, const uint8_t* rows,
+                                  const uint8_t* u8, const uint8_t* u8len, uint8_t* out,
+                                  int64_t readable);
+
+/* rows from the UTF-8 table: a byte's code point where it is one of U+0001 to U+00FF (one or
+ * two UTF-8 bytes), else 0 (undefined, U+0000, or past U+00FF, as cp1140's euro sign: those
+ * take the byte-by-byte path). Row h holds bytes 16h to 16h + 15, twice (one copy per 128-bit
+ * lane). */
+static inline void cdc_cp_rows(const uint8_t* u8, const uint8_t* u8len, uint8_t* rows)
+{
+    for (int b = 0; b < 256; b++) {
+        unsigned cp = 0;
+        if (u8len[b] == 1)
+            cp = u8[4 * b];
+        else if (u8len[b] == 2)
+            cp = (unsigned)(u8[4 * b] & 0x1F) << 6 | (u8[4 * b + 1] & 0x3F);
+        uint8_t v = cp < 0x100 ? (uint8_t)cp : 0;
+        rows[32 * (b >> 4) + (b & 15)] = v;
+        rows[32 * (b >> 4) + 16 + (b & 15)] = v;
+    }
+}
+
+#ifdef CDC_HAVE_SSSE3_PATH
+/* For each mask of 8 lanes (bit j: lane j is two UTF-8 bytes), the shuffle that keeps lane j's
+ * first byte and, where its bit is set, its second (cdc_latin8). Filled by cdc_cp_utf8_choose. */
+static uint8_t cdc_latin_shuf[256 * 16];
+
+static inline void cdc_latin_init(void)
+{
+    for (int m = 0; m < 256; m++) {
+        int o = 0;
+        for (int j = 0; j < 8; j++) {
+            cdc_latin_shuf[16 * m + o++] = (uint8_t)(2 * j);
+            if (m >> j & 1)
+                cdc_latin_shuf[16 * m + o++] = (uint8_t)(2 * j + 1);
+        }
+        while (o < 16)
+            cdc_latin_shuf[16 * m + o++] = 0x80;
+    }
+}
+
+/* 32 code-page bytes through a 256-entry table: the 16 rows looked up by the low nibble,
+ * then halved by the high nibble's bits, 4 to 7, each at a byte's top bit (where a blend
+ * looks) after a shift. 16 shuffles and 15 blends for 32 bytes. */
+__attribute__((target("avx2"))) static inline __m256i cdc_lut256_avx2(__m256i x,
+                                                                       const uint8_t* rows)
+{
+    const __m256i* t = (const __m256i*)rows;
+    const __m256i lo = _mm256_and_si256(x, _mm256_set1_epi8(0x0F));
+    __m256i r[8];
+    __m256i m = _mm256_slli_epi16(x, 3);
+    for (int h = 0; h < 8; h++)
+        r[h] = _mm256_blendv_epi8(_mm256_shuffle_epi8(_mm256_loadu_si256(t + 2 * h), lo),
+                                  _mm256_shuffle_epi8(_mm256_loadu_si256(t + 2 * h + 1), lo), m);
+    m = _mm256_slli_epi16(x, 2);
+    for (int h = 0; h < 4; h++)
+        r[h] = _mm256_blendv_epi8(r[2 * h], r[2 * h + 1], m);
+    m = _mm256_slli_epi16(x, 1);
+    r[0] = _mm256_blendv_epi8(r[0], r[1], m);
+    r[1] = _mm256_blendv_epi8(r[2], r[3], m);
+    return _mm256_blendv_epi8(r[0], r[1], x);
+}
+
+/* The first nv (1 to 8) of the 8 Latin-1 code points (none 0) in c's low half as UTF-8 at
+ * out; returns the bytes. Each widened to 16 bits, those past U+007F as their two bytes
+ * (110000xx 10xxxxxx), then the unused high bytes squeezed out by one shuffle. Writes 16
+ * bytes. */
+__attribute__((target("avx2"))) static inline int64_t cdc_latin8(__m128i c, int nv,
+                                                                  uint8_t* out)
+{
+    const __m128i w = _mm_cvtepu8_epi16(c);
+    const __m128i two = _mm_or_si128(
+        _mm_or_si128(_mm_srli_epi16(w, 6), _mm_set1_epi16(0xC0)),
+        _mm_slli_epi16(_mm_or_si128(_mm_and_si128(w, _mm_set1_epi16(0x3F)),
+                                    _mm_set1_epi16(0x80)), 8));
+    const __m128i wide = _mm_cmpgt_epi16(w, _mm_set1_epi16(0x7F));
+    const __m128i u = _mm_blendv_epi8(w, two, wide);
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(wide, wide)) & 0xFF;
+    _mm_storeu_si128((__m128i*)out, _mm_shuffle_epi8(
+        u, _mm_loadu_si128((const __m128i*)(cdc_latin_shuf + 16 * m))));
+    return nv + __builtin_popcount(m & ((1u << nv) - 1));
+}
+
+/* cdc_cp_utf8_fn 32 bytes at a time: their code points looked up at once; all ASCII (names,
+ * codes, English text) stored as they are, Latin-1 letters (ü, ñ, é, ß) expanded 8 at a time
+ * (cdc_latin8); a block with any other byte, and a tail that cannot be read as a whole block,
+ * byte by byte (cdc_to_utf8). Writes up to 32 bytes past what it returns (the caller's
+ * output has that slack); reads past n only within readable. */
+__attribute__((target("avx2"))) static inline int64_t cdc_cp_utf8_avx2(
+    const uint8_t* p, int64_t n, const uint8_t* rows, const uint8_t* u8, const uint8_t* u8len,
+    uint8_t* out, int64_t readable)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    int64_t i = 0, o = 0, k;
+    while (i < n) {
+        int64_t nv = n - i < 32 ? n - i : 32;
+        if (nv < 32 && readable - i < 32)
+            break;
+        const __m256i a = cdc_lut256_avx2(_mm256_loadu_si256((const __m256i*)(p + i)), rows);
+        const uint32_t vm = nv < 32 ? (1u << nv) - 1 : 0xFFFFFFFFu;
+        const uint32_t hm = (uint32_t)_mm256_movemask_epi8(a) & vm;
+        if ((uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, zero)) & vm)
+            break;                              /* not all Latin-1 (or a NUL) */
+        if (!hm) {
+            _mm256_storeu_si256((__m256i*)(out + o), a);
+            o += nv;
+        } else {
+            const __m128i lo = _mm256_castsi256_si128(a), hi = _mm256_extracti128_si256(a, 1);
+            o += cdc_latin8(lo, nv < 8 ? (int)nv : 8, out + o);
+            if (nv > 8)
+                o += cdc_latin8(_mm_unpackhi_epi64(lo, lo), nv < 16 ? (int)nv - 8 : 8, out + o);
+            if (nv > 16)
+                o += cdc_latin8(hi, nv < 24 ? (int)nv - 16 : 8, out + o);
+            if (nv > 24)
+                o += cdc_latin8(_mm_unpackhi_epi64(hi, hi), (int)nv - 24, out + o);
+        }
+        i += nv;
+    }
+    if (i == n)
+        return o;
+    k = cdc_to_utf8(p + i, n - i, u8, u8len, out + o);
+    return k < 0 ? -1 : o + k;
+}
+#endif
+
+/* The 32-bytes-at-a-time code page conversion for this CPU, or NULL (then the scalar one in
+ * _values.pxd runs). */
+static inline cdc_cp_utf8_fn cdc_cp_utf8_choose(int allow_simd)
+{
+#ifdef CDC_HAVE_SSSE3_PATH
+    if (allow_simd && __builtin_cpu_supports("avx2")) {
+        cdc_latin_init();
+        return cdc_cp_utf8_avx2;
+    }
+#endif
+    (void)allow_simd;
+    return NULL;
+}
+
 typedef int (*cdc_utf8_fn)(const uint8_t*, int64_t);
 
 /* The 16-bytes-at-a-time validator for this CPU, or NULL (then the scalar one runs). */
-static cdc_utf8_fn cdc_utf8_choose(int allow_simd)
+static inline cdc_utf8_fn cdc_utf8_choose(int allow_simd)
 {
 #ifdef CDC_HAVE_SSSE3_PATH
     if (allow_simd && __builtin_cpu_supports("ssse3"))

@@ -1,0 +1,215 @@
+"""The SIMD text kernels `lldf` runs where the CPU has them (native/cdcfast/_text.h
+`cdc_timestamp_ssse3`, _utf8.h `cdc_cp_utf8_avx2`), against the careful scalar code they
+stand in for, value by value, in every code page `lldf` reads:
+
+1. Timestamp text: whatever the fast parser accepts, the careful one (`parse_timestamp`)
+   accepts with the same µs; Db2's own form with 0-6 fraction digits is accepted by the fast
+   one (so its SIMD path is what runs). Inputs: valid values of every shape (separators,
+   fraction lengths 0-12, zones, the ends of every field's range), then each mutated (a byte
+   set, the value cut or lengthened), with random bytes, digits among them, past the value
+   (the parser may read them and must not use them).
+2. Code page text to UTF-8: the SIMD conversion gives exactly the scalar one's bytes (and
+   Python's codec's), or fails where it fails, for random bytes of every kind (ASCII letters,
+   Latin-1 letters, undefined bytes, cp1140's euro sign), every length across the 8- and
+   32-byte steps, and every amount of readable bytes after the value.
+3. A whole decode (generated data: EBCDIC text with Latin-1 letters, timestamps of every
+   precision and zone) gives the same table in a child process with CDCFAST_NO_AVX2=1 (the
+   scalar kernels) as here.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from cdcfast import _lldf, codepages
+
+ENCODINGS = ("cp037", "cp1047", "cp500", "cp1140", "cp273", "latin-1", "ascii")
+
+
+def tables(enc):
+    u8, u8len = codepages.utf8_table(enc)
+    return (codepages.ascii_table(enc), u8, u8len, codepages.encode_text("0-.: T+Z", enc))
+
+
+def check_timestamp(text, enc, zone, tail):
+    asc, _, _, cpc = tables(enc)
+    value = text if isinstance(text, bytes) else codepages.encode_text(text, enc)
+    rc, fast, ok, careful = _lldf.timestamp_paths(value + tail, len(value), zone, asc, cpc)
+    assert rc in (1, -1), (value, rc)
+    if rc == 1:
+        assert ok and fast == careful, (value, enc, zone, fast, careful)
+    return rc, ok
+
+
+def stamp(rnd, canonical):
+    """A timestamp's text: Db2's own form when canonical, else any separators the parsers
+    know, any fraction length and maybe a zone."""
+    y, mo = rnd.choice([1, 1970, 2000, 2024, 2100, 9999, rnd.randint(1, 9999)]), rnd.randint(1, 12)
+    d = rnd.choice([1, 28, 29, 30, 31, rnd.randint(1, 31)])
+    h, mi, s = rnd.choice([0, 23, rnd.randint(0, 23)]), rnd.randint(0, 59), rnd.randint(0, 59)
+    if canonical:
+        sep, c1, c2, nf, z = "-", ".", ".", rnd.randint(0, 6), ""
+    else:
+        sep, c1, c2 = rnd.choice("- T"), rnd.choice(".:"), rnd.choice(".:")
+        nf = rnd.choice([0, 1, 3, 6, 7, 9, 12, rnd.randint(0, 12)])
+        z = rnd.choice(["", "", "Z", "+00:00", "-05:30", "+14:00", "+23:59", "+24:00", "-01:60",
+                        f"{rnd.choice('+-')}{rnd.randint(0, 25):02d}:{rnd.randint(0, 61):02d}"])
+    frac = "." + "".join(rnd.choice("0123456789") for _ in range(nf)) if nf else ""
+    return f"{y:04d}-{mo:02d}-{d:02d}{sep}{h:02d}{c1}{mi:02d}{c2}{s:02d}{frac}{z}"
+
+
+def noise(rnd, enc, n):
+    """n bytes to follow a value: digits, separators and anything."""
+    digits = codepages.encode_text("0123456789-.:+", enc)
+    return bytes(rnd.choice(digits) if rnd.random() < 0.6 else rnd.randrange(256)
+                 for _ in range(n))
+
+
+@pytest.mark.parametrize("enc", ["cp037", "cp1047", "cp273", "ascii"])
+def test_timestamps_valid_and_mutated(enc):
+    rnd = random.Random(f"ts-{enc}")
+    accepted = simd_shaped = 0
+    for _ in range(4000):
+        canonical = rnd.random() < 0.5
+        text = stamp(rnd, canonical)
+        value = codepages.encode_text(text, enc)
+        tail = noise(rnd, enc, rnd.choice([0, 5, 13, 40]))
+        zone = rnd.random() < 0.5
+        rc, ok = check_timestamp(value, enc, zone, tail)
+        if canonical and ok and len(value + tail) >= 32:
+            simd_shaped += 1
+            assert rc == 1, (text, enc)             # Db2's own form takes the fast path
+        accepted += rc == 1
+        for _ in range(3):                          # the same value mutated
+            v = bytearray(value)
+            what = rnd.randrange(4)
+            if what == 0 and v:
+                v[rnd.randrange(len(v))] = rnd.randrange(256)
+            elif what == 1 and v:
+                v[rnd.randrange(len(v))] = rnd.choice(codepages.encode_text("0123456789-.: ", enc))
+            elif what == 2:
+                v = v[:rnd.randrange(len(v) + 1)]
+            else:
+                v += noise(rnd, enc, rnd.randint(1, 8))
+            check_timestamp(bytes(v), enc, rnd.random() < 0.5, noise(rnd, enc, rnd.choice([0, 20, 40])))
+    assert accepted > 1500 and simd_shaped > 600
+
+
+@given(st.binary(min_size=0, max_size=48), st.binary(min_size=0, max_size=40),
+       st.sampled_from(ENCODINGS), st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_timestamps_random_bytes(value, tail, enc, zone):
+    check_timestamp(value, enc, zone, tail)
+
+
+@pytest.mark.parametrize("text", ["0001-01-01-00.00.00", "9999-12-31-23.59.59.999999",
+                                  "2024-02-29-12.00.00.5", "2023-02-29-12.00.00",
+                                  "2024-04-31-00.00.00", "2024-13-01-00.00.00",
+                                  "2024-00-10-00.00.00", "0000-01-01-00.00.00",
+                                  "2024-01-01-24.00.00", "2024-01-01-23.60.00",
+                                  "2024-01-01-23.00.60", "2024-01-01-23.00.00.",
+                                  "2024-01-01-23.00.00.1234567", "2024-01-01-23.00.00.123456Z",
+                                  "2024-01-01-23.00.00.123456+01:00"])
+@pytest.mark.parametrize("enc", ["cp037", "ascii"])
+def test_timestamps_edges(text, enc):
+    for tail in (b"", bytes(40), codepages.encode_text("9" * 40, enc)):
+        for zone in (False, True):
+            rc, ok = check_timestamp(text, enc, zone, tail)
+            if len(text) + len(tail) >= 32 and len(text) <= 26 and ok and "-24." not in text:
+                assert rc == 1, text                # (hour 24 is left to the careful parser)
+
+
+def check_text(value, enc, tail):
+    asc, u8, u8len, _ = tables(enc)
+    simd, scalar = _lldf.codepage_paths(value + tail, len(value), asc, u8, u8len)
+    try:
+        expect = codepages.decode_bytes(value, enc).encode("utf-8")
+    except (UnicodeDecodeError, ValueError):
+        expect = None
+    assert scalar == expect, (value, enc)
+    if _lldf.simd_level()[1]:
+        assert simd == scalar, (value, enc, simd, scalar)
+    return scalar
+
+
+def text_bytes(rnd, enc):
+    """Code page bytes, mostly letters (ASCII and Latin-1), sometimes anything."""
+    ascii_part = codepages.encode_text("abcdefghijklmnopqrstuvwxyz ABCXYZ 0123456789 .,-", enc)
+    try:
+        latin = codepages.encode_text("üñéßÄÖÜàçøå", enc)
+    except (UnicodeEncodeError, ValueError):
+        latin = b""
+    n = rnd.choice([0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, rnd.randint(0, 200)])
+    out = bytearray()
+    odd = rnd.random()
+    for _ in range(n):
+        r = rnd.random()
+        if r < odd * 0.05:
+            out.append(rnd.randrange(256))
+        elif r < 0.2 and latin:
+            out.append(rnd.choice(latin))
+        else:
+            out.append(rnd.choice(ascii_part))
+    return bytes(out)
+
+
+@pytest.mark.parametrize("enc", ENCODINGS)
+def test_codepage_text(enc):
+    rnd = random.Random(f"cp-{enc}")
+    ok = 0
+    for _ in range(3000):
+        value = text_bytes(rnd, enc)
+        tail = bytes(rnd.randrange(256) for _ in range(rnd.choice([0, 3, 24, 31, 32, 40])))
+        ok += check_text(value, enc, tail) is not None
+    assert ok > 1500
+
+
+@given(st.binary(min_size=0, max_size=120), st.binary(min_size=0, max_size=40),
+       st.sampled_from(ENCODINGS))
+@settings(max_examples=400, deadline=None)
+def test_codepage_random_bytes(value, tail, enc):
+    check_text(value, enc, tail)
+
+
+def test_codepage_euro_and_nul():
+    """cp1140's euro sign (three UTF-8 bytes) and U+0000 take the byte-by-byte path."""
+    for enc, text in (("cp1140", "price 10€ " * 8), ("cp037", "a\x00b" * 20)):
+        value = codepages.encode_text(text, enc)
+        assert check_text(value, enc, bytes(40)) == text.encode("utf-8")
+
+
+DECODE = """
+import json, sys, hashlib
+import cdcfast
+from cdcfast import _lldf
+from cdcfast.encode import generate
+out = {"level": list(_lldf.simd_level())}
+for enc in ("cp037", "cp273", "cp1140", "latin-1"):
+    data, cat = generate("lldf", rows=1500, tables=2, seed=11, encoding=enc)
+    tables = cdcfast.decode_tables(data, format="lldf", catalog=cat, encoding=enc)
+    out[enc] = {str(k): hashlib.sha256(repr(t.to_pylist()).encode()).hexdigest()
+                for k, t in sorted(tables.items())}
+print(json.dumps(out))
+"""
+
+
+def test_scalar_kernels_decode_the_same():
+    """A whole decode with the scalar kernels (CDCFAST_NO_AVX2=1) equals the default one."""
+    runs = {}
+    for no_simd in ("", "1"):
+        env = {k: v for k, v in os.environ.items() if k != "CDCFAST_NO_AVX2"}
+        if no_simd:
+            env["CDCFAST_NO_AVX2"] = no_simd
+        res = subprocess.run([sys.executable, "-c", DECODE], env=env, capture_output=True,
+                             text=True, check=True)
+        runs[no_simd] = json.loads(res.stdout)
+    assert runs["1"].pop("level") == [False, False]
+    runs[""].pop("level")
+    assert runs["1"] == runs[""]
+    assert all(len(v) == 2 for v in runs[""].values())
