@@ -113,6 +113,7 @@ def codepage_paths(bytes buf, int64_t n, bytes asc, bytes u8, bytes u8len):
     return simd, bytes(out[:k]) if k >= 0 else None
 
 # framing (formats/lldf.py validates the names)
+
 cdef enum:
     FR_RAW = 0
     FR_RDW = 1
@@ -223,10 +224,11 @@ cdef enum:
 
 cdef extern from *:
     """
-    static const char* cdc_lldf_optext[7] = {"", "c", "u", "d", "t", "ddl", "message"};
+    static const char cdc_lldf_optext[7][8] = {"", "c", "u", "d", "t", "ddl", "message"};
     static const long long cdc_lldf_oplen[7] = {0, 1, 1, 1, 1, 3, 7};
+    #define cdc_lldf_optext8 ((const char*)cdc_lldf_optext)
     """
-    const char** OPTEXT "cdc_lldf_optext"
+    const char* OPTEXT "cdc_lldf_optext8"       # op's text, 8 bytes each (zero-padded)
     const long long* OPLEN "cdc_lldf_oplen"
 
 
@@ -896,12 +898,15 @@ cdef class TableOut:
     cdef Col* cp
     cdef int64_t ccap
     cdef uint8_t* lsz               # per column: the bytes of its length (0: fixed width)
+    cdef WCol* wcol                 # per column: where _walk finds it
     cdef const uint8_t** vp         # per side, column and chunk row: where its value lies
     cdef int32_t* vl                # and its length (both from _walk)
     cdef const uint8_t** ip         # per side and chunk row: the image, where it ends, and
     cdef const uint8_t** iend       # its offset in its record's data
     cdef int64_t* ibase
-    cdef int64_t* todo              # one column's chunk rows with a value
+    cdef int64_t* todo              # one column's block rows with a value
+    cdef int64_t* todoimg           # per side: the block rows with that image
+    cdef int64_t nimg[2]
     cdef int64_t row0, i0
     cdef uint8_t* okbm              # per chunk: rows whose images were read (changed and
     cdef uint8_t* insbm             # present valid), rows all changed (inserts), as bitmaps
@@ -965,25 +970,56 @@ cdef class TableOut:
         self.changed_v = Column(VALIDITY)
         self.present_v = Column(VALIDITY)
         self.lsz = <uint8_t*>_grow(NULL, n + 1)
+        self.wcol = <WCol*>_grow(NULL, (n + 1) * sizeof(WCol))
         self.vp = <const uint8_t**>_grow(NULL, 2 * BLOCK * (n + 1) * sizeof(uint8_t*))
         self.vl = <int32_t*>_grow(NULL, 2 * BLOCK * (n + 1) * 4)
         self.ip = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
         self.iend = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
         self.ibase = <int64_t*>_grow(NULL, 2 * BLOCK * 8)
         self.todo = <int64_t*>_grow(NULL, BLOCK * 8)
+        self.todoimg = <int64_t*>_grow(NULL, 2 * BLOCK * 8)
         for j in range(n):
             k = self.kind[j]
             self.lsz[j] = 0 if self.width[j] else (
                 4 if k == K_CLOB or k == K_DBCLOB or k == K_BLOB or k == K_XML else 2)
+        self._runs()
 
     def __dealloc__(self):
         free(self.kind); free(self.width); free(self.prec); free(self.nullable); free(self.tz)
         free(self.h_kind); free(self.h_off); free(self.h_width)
         free(self.errs); free(self.raw); free(self.rows); free(self.hp)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
-        free(self.lsz); free(self.vp); free(self.vl); free(self.ip); free(self.iend)
-        free(self.ibase); free(self.todo); free(self.okbm); free(self.insbm); free(self.imgbm)
+        free(self.lsz); free(self.wcol); free(self.vp); free(self.vl); free(self.ip); free(self.iend)
+        free(self.ibase); free(self.todo); free(self.todoimg); free(self.okbm); free(self.insbm); free(self.imgbm)
         free(self.nulbm); free(self.updrows); free(self.framedbm)
+
+    cdef void _runs(self) noexcept:
+        """The columns' WCol entries: runs of fixed-width columns with their offsets."""
+        cdef int64_t j = 0, t, off
+        cdef WCol* c
+        while j < self.ncols:
+            c = &self.wcol[j]
+            c.width = <int32_t>self.width[j]
+            c.lsz = self.lsz[j]
+            c.runlen = c.runend = c.voff = 0
+            if c.width == 0:
+                c.noff = 0 if self.nullable[j] else -1
+                j += 1
+                continue
+            t = j
+            off = 0
+            while t < self.ncols and self.width[t] > 0:
+                self.wcol[t].width = <int32_t>self.width[t]
+                self.wcol[t].lsz = 0
+                self.wcol[t].runlen = self.wcol[t].runend = 0
+                self.wcol[t].noff = <int32_t>off if self.nullable[t] else -1
+                off += self.nullable[t]
+                self.wcol[t].voff = <int32_t>off
+                off += self.width[t]
+                t += 1
+            c.runlen = <int32_t>off
+            c.runend = <int32_t>t
+            j = t
 
     cdef Column _head_column(self, int64_t k):
         if k == H_BIN1:
@@ -1135,7 +1171,9 @@ cdef class TableOut:
         c.length += 1
 
     cdef int _envelope(self, Framer fr, int64_t k, int64_t row0) except -1:
-        cdef int64_t i, r, h, j, v, t, n
+        """The envelope's columns over the chunk's k rows, one column a loop (its buffers in
+        locals: a store through a byte pointer would otherwise reload every Column field)."""
+        cdef int64_t i, r, h, j, v, t, n, row
         cdef const uint8_t* d = fr.data
         cdef const uint8_t* p
         cdef int rc
@@ -1144,60 +1182,109 @@ cdef class TableOut:
         cdef int64_t* msg = <int64_t*>self.msg.data
         cdef int64_t* cts = <int64_t*>self.commit_ts.data
         cdef int64_t* xts = <int64_t*>self.change_ts.data
-        cdef Column cop = self.op, csop = self.source_op, cx = self.txid
-        cdef Column ccp = self.commit_pos, cxp = self.change_pos
-        cdef Column csch = self.schema, ctab = self.table
         cdef const uint8_t* u8 = self.u8
         cdef const uint8_t* u8len = self.u8len
-        cdef char txt[20]
+        cdef const int64_t* rows = self.rows
+        cdef const int32_t* rtab = fr.r_tab
+        cdef const uint8_t** hp = self.hp
+        cdef uint8_t* out
+        cdef int32_t* offs
+        cdef uint8_t* valid
+        cdef int64_t dlen
+        cdef Column c
         cdef const uint8_t* prev_uor = NULL
-        csch.reserve_data(k * fr.maxname)
-        ctab.reserve_data(k * fr.maxname)
+        self.schema.reserve_data(k * fr.maxname + 8)
+        self.table.reserve_data(k * fr.maxname + 8)
         for i in range(k):
-            r = self.rows[i]
+            r = rows[i]
             seq[row0 + i] = fr.r_seq[r]
             msg[row0 + i] = fr.r_msg[r]
-            col_valid(self.seq, row0 + i)
-            col_valid(self.msg, row0 + i)
-            t = fr.r_tab[r]
-            if t < 0:
-                self._null(cop); self._null(csop); self._null(csch); self._null(ctab)
-                self._null(cx); self._null(ccp); self._null(cxp)
-                continue
-            h = fr.r_h[r]
-            op = fr.r_op[r]
-            if op == OP_NONE:
-                self._null(cop)
-            else:
-                self._str(cop, OPTEXT[op], OPLEN[op])
-            # source_op: the two characters as sent (null where the code page lacks one)
-            c0 = d[h + 104]
-            c1 = d[h + 105]
-            if u8len[c0] and u8len[c1]:
-                memcpy(csop.data + csop.dlen, u8 + 4 * c0, 4)
-                csop.dlen += u8len[c0]
-                memcpy(csop.data + csop.dlen, u8 + 4 * c1, 4)
-                csop.dlen += u8len[c1]
-                col_valid(csop, csop.length)
-                csop.offs[csop.length + 1] = <int32_t>csop.dlen
-                csop.length += 1
-            else:
-                self._null(csop)
-            n = fr.t_schlen[t]
-            if n < 0:
-                self._null(csch)
-            else:
-                self._str(csch, <const char*>(fr.nbuf + fr.t_sch[t]), n)
-            self._str(ctab, <const char*>(fr.nbuf + fr.t_tab[t]), fr.t_tablen[t])
-            p = d + h + 172
-            if prev_uor == NULL or not eq_exact(p, prev_uor, 10):  # a transaction's UORID repeats
-                for j in range(10):
-                    txt[2 * j] = HEXU[p[j] >> 4]
-                    txt[2 * j + 1] = HEXU[p[j] & 15]
-                prev_uor = p
-            self._str(cx, txt, 20)
-            self._str(ccp, <const char*>(d + h + 192), 10)
-            self._str(cxp, <const char*>(d + h + 77), 10)
+        _set_bits(self.seq.valid, row0, k)
+        _set_bits(self.msg.valid, row0, k)
+        # op (OPTEXT: at most 7 bytes, room for 8 a row)
+        out, offs, valid, dlen = self.op.data, self.op.offs, self.op.valid, self.op.dlen
+        for i in range(k):
+            row = row0 + i
+            op = fr.r_op[rows[i]]
+            if hp[i] != NULL and op != OP_NONE:
+                memcpy(out + dlen, OPTEXT + 8 * op, 8)
+                dlen += OPLEN[op]
+                bits_set(valid, row)
+            offs[row + 1] = <int32_t>dlen
+        self.op.dlen = dlen
+        # source_op: the two characters as sent (null where the code page lacks one)
+        out, offs, valid, dlen = (self.source_op.data, self.source_op.offs, self.source_op.valid,
+                                  self.source_op.dlen)
+        for i in range(k):
+            row = row0 + i
+            if hp[i] != NULL:
+                c0 = hp[i][104]
+                c1 = hp[i][105]
+                if u8len[c0] and u8len[c1]:
+                    memcpy(out + dlen, u8 + 4 * c0, 4)
+                    dlen += u8len[c0]
+                    memcpy(out + dlen, u8 + 4 * c1, 4)
+                    dlen += u8len[c1]
+                    bits_set(valid, row)
+            offs[row + 1] = <int32_t>dlen
+        self.source_op.dlen = dlen
+        # schema and table: the names the framer read (the table's, or null)
+        out, offs, valid, dlen = (self.schema.data, self.schema.offs, self.schema.valid,
+                                  self.schema.dlen)
+        for i in range(k):
+            row = row0 + i
+            t = rtab[rows[i]]
+            if t >= 0 and fr.t_schlen[t] >= 0:
+                n = fr.t_schlen[t]
+                copy_exact(out + dlen, fr.nbuf + fr.t_sch[t], n)
+                dlen += n
+                bits_set(valid, row)
+            offs[row + 1] = <int32_t>dlen
+        self.schema.dlen = dlen
+        out, offs, valid, dlen = self.table.data, self.table.offs, self.table.valid, self.table.dlen
+        for i in range(k):
+            row = row0 + i
+            t = rtab[rows[i]]
+            if t >= 0:
+                n = fr.t_tablen[t]
+                copy_exact(out + dlen, fr.nbuf + fr.t_tab[t], n)
+                dlen += n
+                bits_set(valid, row)
+            offs[row + 1] = <int32_t>dlen
+        self.table.dlen = dlen
+        # txid: UORID in hex (a transaction's repeats: converted when it changes)
+        out, offs, valid, dlen = self.txid.data, self.txid.offs, self.txid.valid, self.txid.dlen
+        for i in range(k):
+            row = row0 + i
+            if hp[i] != NULL:
+                p = hp[i] + 172
+                if prev_uor == NULL or not eq_exact(p, prev_uor, 10):
+                    for j in range(10):
+                        out[dlen + 2 * j] = HEXU[p[j] >> 4]
+                        out[dlen + 2 * j + 1] = HEXU[p[j] & 15]
+                    prev_uor = p
+                else:
+                    memcpy(out + dlen, out + dlen - 20, 20)
+                dlen += 20
+                bits_set(valid, row)
+            offs[row + 1] = <int32_t>dlen
+        self.txid.dlen = dlen
+        # commit_pos (UORCOMMITLRSN) and change_pos (LOGLRSN), 10 bytes each
+        for h in range(2):
+            c = self.commit_pos if h == 0 else self.change_pos
+            j = 192 if h == 0 else 77
+            out, offs, valid, dlen = c.data, c.offs, c.valid, c.dlen
+            for i in range(k):
+                row = row0 + i
+                if hp[i] != NULL:
+                    memcpy(out + dlen, hp[i] + j, 10)
+                    dlen += 10
+                    bits_set(valid, row)
+                offs[row + 1] = <int32_t>dlen
+            c.dlen = dlen
+        for c in (self.op, self.source_op, self.schema, self.table, self.txid, self.commit_pos,
+                  self.change_pos):
+            c.length = row0 + k
         # the timestamps (a transaction's commit time repeats: converted when it changes)
         cdef const uint8_t* prev_commit = NULL
         cdef int64_t cv = 0
@@ -1294,8 +1381,9 @@ cdef class TableOut:
         cdef const uint8_t* u8len = self.u8len
         cdef bint bad, pvalid = 0
         cdef int rc
+        cdef uint64_t wmask
         if kind == H_CHAR:
-            c.reserve_data(3 * w * k + 4)           # ≤ 3 UTF-8 bytes a byte; 4-byte copies
+            c.reserve_data(3 * w * k + 8)           # ≤ 3 UTF-8 bytes a byte; 8-byte copies
         elif kind == H_BINX:
             c.reserve_data(w * k + 8)
         data = c.data
@@ -1353,16 +1441,39 @@ cdef class TableOut:
                 if pvalid:
                     (<int64_t*>data)[row0 + i] = v
                     bits_set(valid, row0 + i)
+        elif w == 1:                                # H_CHAR(1): a code, a flag
+            for i in range(k):
+                row = row0 + i
+                if hp[i] != NULL:
+                    ch = hp[i][off]
+                    n = u8len[ch]
+                    if ch == sp:
+                        pass                        # blank: null
+                    elif n:
+                        memcpy(data + dlen, u8 + 4 * ch, 4)
+                        dlen += n
+                        bits_set(valid, row)
+                    else:
+                        self._err(row, E_HEADER_VALUE, <int32_t>f, hp[i] + off - d, 0, 0, 0,
+                                  fr.r_msg[self.rows[i]], hp[i] + off, 1)
+                offs[row + 1] = <int32_t>dlen
         else:                                       # H_CHAR
+            # up to 8 bytes (all but the last field's, in a header of 288 or more) compared
+            # as one word
+            wmask = ~<uint64_t>0 >> (8 * (8 - w)) if w <= 8 and off + 8 <= 288 else 0
             for i in range(k):
                 row = row0 + i
                 if hp[i] == NULL:
                     offs[row + 1] = <int32_t>dlen
                     continue
                 p = hp[i] + off
-                if prev != NULL and eq_exact(p, prev, w):
+                if prev != NULL and ((((load_le64(p) ^ load_le64(prev)) & wmask) == 0)
+                                     if wmask else eq_exact(p, prev, w)):
                     if pvalid:                      # the previous row's text again
-                        copy_exact(data + dlen, data + dlen - pn, pn)
+                        if pn <= 8:                 # (the output has 8 bytes of slack)
+                            memcpy(data + dlen, data + dlen - pn, 8)
+                        else:
+                            copy_exact(data + dlen, data + dlen - pn, pn)
                         dlen += pn
                         bits_set(valid, row)
                     offs[row + 1] = <int32_t>dlen
@@ -1534,6 +1645,10 @@ cdef class TableOut:
                         self.updrows[nupd] = row
                         nupd += 1
             for side in range(2):
+                # the block's rows with this side's image: every column's rows, less its nulls
+                t = row0 - 8 * b0 + i0
+                self.nimg[side] = _rows(self.imgbm + side * nbs, NULL, t, t + i1 - i0, t,
+                                        self.todoimg + side * BLOCK)
                 for j in range(n):
                     self._column(fr, side, j, i0, i1, row0)
         # validity of the chunk's values: where their image was read, less their nulls
@@ -1576,35 +1691,49 @@ cdef class TableOut:
                        int side, int64_t i) except -2:
         """Where each column of one image (n bytes at p; base: its offset in the record's
         data; i: the row in the chunk) lies, into vp / vl; its nulls into the chunk's bitmaps.
-        Returns the bytes the columns use, -1 when they need more."""
+        Returns the bytes the columns use, -1 when they need more. A run of fixed-width
+        columns is checked once (see WCol); null bytes that are neither X'00' nor X'FF' are
+        reported after the walk (rare)."""
         cdef int64_t ncols = self.ncols, nbs = self.nbstride, ii = side * BLOCK + i - self.i0
         cdef const uint8_t** vp = self.vp + ii * ncols
         cdef int32_t* vl = self.vl + ii * ncols
-        cdef const int64_t* widths = self.width
-        cdef const uint8_t* nullables = self.nullable
-        cdef const uint8_t* lsz = self.lsz
-        cdef int64_t j, q = 0, vpos, w, ln, s
-        cdef uint8_t nb
+        cdef const WCol* wc = self.wcol
+        cdef const WCol* c
+        cdef const uint8_t* run
+        cdef int64_t j = 0, t, e, q = 0, ln, s
+        cdef uint8_t nb, odd = 0
         cdef int64_t row = self.row0 + i
-        cdef int64_t byte = row >> 3
         cdef uint8_t bit = <uint8_t>(1 << (row & 7))
-        cdef uint8_t* nulls = self.nulbm + side * ncols * nbs - self.bm0 + byte
+        cdef uint8_t* nulls = self.nulbm + side * ncols * nbs - self.bm0 + (row >> 3)
         self.ip[ii] = p
         self.iend[ii] = p + n
         self.ibase[ii] = base
-        for j in range(ncols):
-            vpos = q
-            nb = 0
-            if nullables[j]:
+        while j < ncols:
+            c = wc + j
+            if c.runlen:                            # fixed-width columns
+                if c.runlen > n - q:
+                    return -1
+                run = p + q
+                e = c.runend
+                q += c.runlen
+                for t in range(j, e):
+                    c = wc + t
+                    vp[t] = run + c.voff
+                    vl[t] = c.width
+                    if c.noff >= 0:
+                        nb = run[c.noff]
+                        if nb:
+                            nulls[t * nbs] |= bit
+                            odd |= nb != 0xFF
+                j = e
+                continue
+            nb = 0                                  # a column with a length field
+            if c.noff >= 0:
                 if q >= n:
                     return -1
                 nb = p[q]
                 q += 1
-            w = widths[j]
-            if w:
-                s = q
-                ln = w
-            elif lsz[j] == 4:
+            if c.lsz == 4:
                 if q + 4 > n:
                     return -1
                 ln = be32(p + q)
@@ -1619,10 +1748,19 @@ cdef class TableOut:
             q = s + ln
             vp[j] = p + s
             vl[j] = <int32_t>ln
-            nulls[j * nbs] |= bit * (nb != 0)
-            if nb != 0 and nb != 0xFF:
-                self._err(row, E_NULL_BYTE, (F_BEFORE_COL if side == 0 else F_AFTER_COL)
-                          + <int32_t>j, fr.dpos(r, base + vpos), nb, 0, 0, fr.r_msg[r], NULL, 0)
+            if nb:
+                nulls[j * nbs] |= bit
+                odd |= nb != 0xFF
+            j += 1
+        if odd:
+            for j in range(ncols):
+                if self.nullable[j]:
+                    s = (vp[j] - p) - self.lsz[j] - 1           # the null byte's offset
+                    nb = p[s]
+                    if nb != 0 and nb != 0xFF:
+                        self._err(row, E_NULL_BYTE,
+                                  (F_BEFORE_COL if side == 0 else F_AFTER_COL) + <int32_t>j,
+                                  fr.dpos(r, base + s), nb, 0, 0, fr.r_msg[r], NULL, 0)
         return q
 
     cdef int _column(self, Framer fr, int side, int64_t j, int64_t i0, int64_t i1,
@@ -1637,26 +1775,21 @@ cdef class TableOut:
         cdef const uint8_t* img = self.imgbm + side * nbs
         cdef const uint8_t* nul = self.nulbm + (side * n + j) * nbs
         cdef const uint8_t** iend = self.iend + side * BLOCK
-        cdef int64_t* todo = self.todo
+        cdef const int64_t* todo = self.todoimg + side * BLOCK
         cdef int64_t rb = row0 + i0                # the block's first row
         # bit u of the bitmaps is block row u - shift
         cdef int64_t shift = row0 - 8 * self.bm0 + i0, u0 = shift, u1 = shift + i1 - i0
-        cdef int64_t nval = 0, w, i, row
-        cdef uint64_t sel
+        cdef int64_t nval = self.nimg[side], w, i, row
+        cdef uint64_t any_null = 0
         for w in range(u0 >> 6, (u1 + 63) >> 6):
-            sel = load_le64(img + 8 * w) & ~load_le64(nul + 8 * w)
-            if 64 * w < u0:
-                sel &= ~<uint64_t>0 << (u0 - 64 * w)
-            if 64 * w + 64 > u1:
-                sel &= ~(~<uint64_t>0 << (u1 - 64 * w))
-            while sel:
-                todo[nval] = 64 * w + _ctz(sel) - shift
-                nval += 1
-                sel &= sel - 1
+            any_null |= load_le64(nul + 8 * w) & _word_mask(w, u0, u1)
+        if any_null:                                # (else: every row with the image)
+            nval = _rows(img, nul, u0, u1, shift, self.todo)
+            todo = self.todo
         cdef int64_t kind = self.kind[j]
         cdef Col* x = (self.cb if side == 0 else self.ca) + j
         if x.layout == VAR:
-            return self._var_column(fr, side, j, i0, i1, row0, nval)
+            return self._var_column(fr, side, j, i0, i1, row0, todo, nval)
         cdef uint8_t* data = x.data
         cdef const uint8_t* v
         cdef const uint8_t* a = self.asc
@@ -1750,15 +1883,14 @@ cdef class TableOut:
         return 0
 
     cdef int _var_column(self, Framer fr, int side, int64_t j, int64_t i0, int64_t i1,
-                         int64_t row0, int64_t nval) except -1:
-        """`_column` for the kinds with offsets (the first nval of todo have values): the
+                         int64_t row0, const int64_t* todo, int64_t nval) except -1:
+        """`_column` for the kinds with offsets (the nval rows of todo have values): the
         room for the block reserved once, every row's offset written (nulls and rows without
         this image keep the one before)."""
         cdef int64_t n = self.ncols, rb = row0 + i0
         cdef const uint8_t** vp = self.vp + side * BLOCK * n + j    # block row i: vp[i * n]
         cdef const int32_t* vl = self.vl + side * BLOCK * n + j
         cdef const uint8_t** iend = self.iend + side * BLOCK
-        cdef const int64_t* todo = self.todo
         cdef list cols = self.before if side == 0 else self.after
         cdef Col* cs = self.cb if side == 0 else self.ca
         cdef int64_t kind = self.kind[j]
@@ -1829,6 +1961,19 @@ cdef class TableOut:
                          fr.dpos(r, self.ibase[ii] + vpos), 0, 0, 0, fr.r_msg[r], v, ln)
 
 
+cdef struct WCol:
+    # one column as _walk finds it. Fixed-width columns in a row (null bytes included) lie at
+    # fixed offsets from where their run starts: the run is checked once, its columns need
+    # no arithmetic on lengths.
+    int32_t width           # fixed width, or 0: a length field of lsz bytes comes first
+    int32_t lsz
+    int32_t voff            # fixed: the value's offset in its run
+    int32_t noff            # the null byte's offset in the run (fixed) or 0 (length field);
+                            # -1: not nullable
+    int32_t runlen          # on a run's first column: the run's bytes (else 0) and the
+    int32_t runend          # column after it
+
+
 cdef struct Col:
     # one value column while a chunk is written (see TableOut._load)
     uint8_t* valid
@@ -1836,6 +1981,47 @@ cdef struct Col:
     int32_t* offs
     int64_t dlen, dcap, width
     int layout
+
+
+cdef inline void _set_bits(uint8_t* bm, int64_t i0, int64_t n) noexcept nogil:
+    """Bits i0 … i0 + n - 1 of bm set."""
+    cdef int64_t i = i0, e = i0 + n
+    while i < e and (i & 7):
+        bm[i >> 3] |= <uint8_t>(1 << (i & 7))
+        i += 1
+    if e - i >= 8:
+        memset(bm + (i >> 3), 0xFF, (e - i) >> 3)
+        i += (e - i) & ~<int64_t>7
+    while i < e:
+        bm[i >> 3] |= <uint8_t>(1 << (i & 7))
+        i += 1
+
+
+cdef inline uint64_t _word_mask(int64_t w, int64_t u0, int64_t u1) noexcept nogil:
+    """The bits of bitmap word w that lie in [u0, u1)."""
+    cdef uint64_t m = ~<uint64_t>0
+    if 64 * w < u0:
+        m &= ~<uint64_t>0 << (u0 - 64 * w)
+    if 64 * w + 64 > u1:
+        m &= ~(~<uint64_t>0 << (u1 - 64 * w))
+    return m
+
+
+cdef inline int64_t _rows(const uint8_t* img, const uint8_t* nul, int64_t u0, int64_t u1,
+                          int64_t shift, int64_t* todo) noexcept nogil:
+    """Into todo, the bits in [u0, u1) set in img and not in nul (NULL: none), each as
+    bit - shift; returns their count."""
+    cdef int64_t w, nval = 0
+    cdef uint64_t sel
+    for w in range(u0 >> 6, (u1 + 63) >> 6):
+        sel = load_le64(img + 8 * w) & _word_mask(w, u0, u1)
+        if nul != NULL:
+            sel &= ~load_le64(nul + 8 * w)
+        while sel:
+            todo[nval] = 64 * w + _ctz(sel) - shift
+            nval += 1
+            sel &= sel - 1
+    return nval
 
 
 cdef inline void _or_bits(uint8_t* dst, const uint8_t* src, int64_t n) noexcept nogil:
