@@ -502,6 +502,58 @@ static inline int cdc_timestamp_ssse3(const uint8_t* p, int64_t n, int with_zone
 }
 #endif
 
+/* One column's timestamps over a block of rows: row todo[w] (w < nval) has its text at
+ * vp[todo[w] * stride], vl[todo[w] * stride] bytes long, readable up to iend[todo[w]]; its µs
+ * go to out[todo[w]]. The rows the fast parsers leave to the careful one are listed in hard;
+ * returns how many. A loop of its own so that the parser is inlined into it. */
+typedef int64_t (*cdc_ts_column_fn)(const uint8_t* const* vp, const int32_t* vl,
+                                    const uint8_t* const* iend, int64_t stride,
+                                    const int64_t* todo, int64_t nval, int with_zone,
+                                    const cdc_cp* cp, int64_t* out, int64_t* hard);
+
+static inline int64_t cdc_ts_column_scalar(const uint8_t* const* vp, const int32_t* vl,
+                                           const uint8_t* const* iend, int64_t stride,
+                                           const int64_t* todo, int64_t nval, int with_zone,
+                                           const cdc_cp* cp, int64_t* out, int64_t* hard)
+{
+    int64_t nh = 0;
+    (void)iend;
+    for (int64_t w = 0; w < nval; w++) {
+        int64_t i = todo[w];
+        if (cdc_timestamp_cp(vp[i * stride], vl[i * stride], with_zone, cp, out + i) != 1)
+            hard[nh++] = i;
+    }
+    return nh;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("ssse3")))
+static inline int64_t cdc_ts_column_ssse3(const uint8_t* const* vp, const int32_t* vl,
+                                          const uint8_t* const* iend, int64_t stride,
+                                          const int64_t* todo, int64_t nval, int with_zone,
+                                          const cdc_cp* cp, int64_t* out, int64_t* hard)
+{
+    int64_t nh = 0;
+    for (int64_t w = 0; w < nval; w++) {
+        int64_t i = todo[w];
+        const uint8_t* v = vp[i * stride];
+        if (cdc_timestamp_ssse3(v, vl[i * stride], with_zone, cp, out + i, iend[i] - v) != 1)
+            hard[nh++] = i;
+    }
+    return nh;
+}
+#endif
+
+static inline cdc_ts_column_fn cdc_ts_column_choose(int allow_simd)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (allow_simd && __builtin_cpu_supports("ssse3"))
+        return cdc_ts_column_ssse3;
+#endif
+    (void)allow_simd;
+    return cdc_ts_column_scalar;
+}
+
 /* The timestamp parser for this CPU (allow_simd 0: the scalar one). */
 static inline cdc_timestamp_fn cdc_timestamp_choose(int allow_simd)
 {

@@ -553,6 +553,19 @@ cdef inline uint64_t _ascii8(const uint8_t* p, const uint8_t* asc) noexcept nogi
             | (<uint64_t>asc[p[7]] << 56))
 
 
+cdef inline bint cp_ascii8(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
+                           uint8_t* out) noexcept nogil:
+    """A value of at most 8 code-page bytes, all ASCII characters, written to out as one word
+    (8 bytes may be read at p and written at out); 0 when one is not (then nothing is
+    written): cp_to_utf8's first step, small enough to inline where short values abound."""
+    cdef uint64_t w = _ascii8(p, asc)
+    if ((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL) & ((<uint64_t>1 << (8 * n)) - 1
+                                                                     if n < 8 else ~<uint64_t>0):
+        return 0
+    memcpy(out, &w, 8)
+    return 1
+
+
 cdef inline Py_ssize_t cp_to_utf8(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
                                   const uint8_t* u8, const uint8_t* u8len, uint8_t* out,
                                   Py_ssize_t readable=0) noexcept nogil:
