@@ -1202,6 +1202,7 @@ cdef class TableOut:
         cdef uint8_t* valid
         cdef int64_t dlen
         cdef Column c
+        cdef char txt[20]
         cdef const uint8_t* prev_uor = NULL
         self.schema.reserve_data(k * fr.maxname + 8)
         self.table.reserve_data(k * fr.maxname + 8)
@@ -1270,11 +1271,10 @@ cdef class TableOut:
                 p = hp[i] + 172
                 if prev_uor == NULL or not eq_exact(p, prev_uor, 10):
                     for j in range(10):
-                        out[dlen + 2 * j] = HEXU[p[j] >> 4]
-                        out[dlen + 2 * j + 1] = HEXU[p[j] & 15]
+                        txt[2 * j] = HEXU[p[j] >> 4]
+                        txt[2 * j + 1] = HEXU[p[j] & 15]
                     prev_uor = p
-                else:
-                    memcpy(out + dlen, out + dlen - 20, 20)
+                memcpy(out + dlen, txt, 20)
                 dlen += 20
                 bits_set(valid, row)
             offs[row + 1] = <int32_t>dlen
@@ -1391,7 +1391,7 @@ cdef class TableOut:
         cdef const uint8_t* u8len = self.u8len
         cdef bint bad, pvalid = 0
         cdef int rc
-        cdef uint64_t wmask
+        cdef uint64_t wmask, last = 0
         if kind == H_CHAR:
             c.reserve_data(3 * w * k + 8)           # ≤ 3 UTF-8 bytes a byte; 8-byte copies
         elif kind == H_BINX:
@@ -1480,9 +1480,9 @@ cdef class TableOut:
                 if prev != NULL and ((((load_le64(p) ^ load_le64(prev)) & wmask) == 0)
                                      if wmask else eq_exact(p, prev, w)):
                     if pvalid:                      # the previous row's text again
-                        if pn <= 8:                 # (the output has 8 bytes of slack)
-                            memcpy(data + dlen, data + dlen - pn, 8)
-                        else:
+                        if pn <= 8:                 # from a register (a copy of the bytes
+                            memcpy(data + dlen, &last, 8)   # just stored would chain each
+                        else:                               # row to the one before)
                             copy_exact(data + dlen, data + dlen - pn, pn)
                         dlen += pn
                         bits_set(valid, row)
@@ -1508,6 +1508,7 @@ cdef class TableOut:
                 else:
                     pn = o - dlen
                     pvalid = 1
+                    memcpy(&last, data + dlen, 8)   # (8 bytes of slack)
                     dlen = o
                     bits_set(valid, row)
                 offs[row + 1] = <int32_t>dlen
