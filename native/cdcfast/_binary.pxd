@@ -9,8 +9,12 @@ on success, 0 on malformed input (or a byte count, -1 on malformed input, for th
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from cdcfast._values cimport (cdc_i128, days_from_civil, days_in_month, US_PER_SEC, US_PER_DAY,
-                              _IPOW10)
+from cdcfast._values cimport (cdc_i128, days_in_month, US_PER_SEC, US_PER_DAY, _IPOW10)
+
+cdef extern from "cdcfast/_text.h":
+    # days since 1970-01-01 for years 1-9999, divisions done as multiplications
+    int64_t days_from_civil_u "cdc_days_from_civil_u"(uint32_t y, uint32_t m,
+                                                       uint32_t d) noexcept nogil
 
 cdef extern from *:
     """
@@ -117,7 +121,8 @@ cdef inline int bcd_timestamp17(const uint8_t* p, int64_t* us) noexcept nogil:
     if y < 1 or m < 1 or m > 12 or d < 1 or d > days_in_month(y, m) or hh > 23 or mi > 59 \
             or ss > 59:
         return 0
-    us[0] = days_from_civil(y, m, d) * US_PER_DAY + ((hh * 60 + mi) * 60 + ss) * US_PER_SEC + f
+    us[0] = (days_from_civil_u(<uint32_t>y, <uint32_t>m, <uint32_t>d) * US_PER_DAY
+             + ((hh * 60 + mi) * 60 + ss) * US_PER_SEC + f)       # (y is 1-9999: 4 digits)
     return 1
 
 
