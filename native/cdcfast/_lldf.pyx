@@ -83,7 +83,7 @@ cdef cpu8_fn _cpu8_fast = _cpu8_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 def simd_level():
     """The SIMD forms this CPU runs: (timestamps 16 bytes at a time, code page text 32 bytes
     at a time)."""
-    return (_ts_fast != _ts_choose(0), _cpu8_fast != NULL)
+    return (_ts_column != _tscol_choose(0), _cpu8_fast != NULL)
 
 
 def timestamp_paths(bytes buf, int64_t n, bint zone, bytes asc, bytes cpchars):

@@ -1,7 +1,8 @@
 /* Fast paths for the text value parsers of _values.pxd, for ASCII-compatible input on a
  * little-endian machine: eight bytes are checked and converted at once (SWAR). Each returns
  * 1 with the value, or -1 to say "not handled here": the byte-by-byte parser then decides,
- * so these only ever accept what it accepts, with the same value. */
+ * so these only ever accept what it accepts, with the same value. Timestamps also have an
+ * SSSE3 form (cdc_timestamp_ssse3), chosen at import where the CPU has it. */
 #ifndef CDCFAST_TEXT_H
 #define CDCFAST_TEXT_H
 

@@ -1,5 +1,5 @@
-/* Text values 16 bytes at a time: strict UTF-8 validation and the unescaping of doubled
- * string delimiters.
+/* Text values 16 or 32 bytes at a time: strict UTF-8 validation, the unescaping of doubled
+ * string delimiters, and single-byte code pages (EBCDIC) to UTF-8 (cdc_cp_utf8_avx2, below).
  *
  * The validator is the "lookup" algorithm of J. Keiser and D. Lemire ("Validating UTF-8 In
  * Less Than One Instruction Per Byte", 2021), as simdjson and simdutf use it: three 16-entry
