@@ -47,3 +47,17 @@ def survive_corpus(child: str, tmp_path, default_count: str, what: str) -> None:
         got = last.read_text() if last.exists() else "(no input recorded)"
         pytest.fail(f"native decoder died (exit {res.returncode}, seed {seed}) on "
                     f"{what} = {got}\n{res.stderr[-3000:]}")
+
+
+def scalar_and_simd(code: str) -> dict:
+    """stdout of `code` run in two child processes: with the SIMD kernels this CPU has ("")
+    and with CDCFAST_NO_AVX2=1, the portable ones ("1")."""
+    import subprocess
+    out = {}
+    for no_simd in ("", "1"):
+        env = {k: v for k, v in os.environ.items() if k != "CDCFAST_NO_AVX2"}
+        if no_simd:
+            env["CDCFAST_NO_AVX2"] = no_simd
+        out[no_simd] = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                      text=True, check=True).stdout
+    return out

@@ -98,8 +98,7 @@ def test_both_splitters_agree():
     """The AVX2 splitter (where the CPU has it) and the portable one give the same tables:
     the portable one runs in a child process with CDCFAST_NO_AVX2=1."""
     import json
-    import subprocess
-    import sys
+    from conftest import scalar_and_simd
     code = """
 import json, sys
 import cdcfast
@@ -118,18 +117,12 @@ for name, data in (("generated", msgs), ("odd", odd)):
 print(_ibm.split_level())
 print(json.dumps(out, default=str, sort_keys=True))
 """
-    import os
     import pathlib
     here = str(pathlib.Path(__file__).parent)
     runs = {}
-    for no_avx2 in ("", "1"):
-        env = {k: v for k, v in os.environ.items() if k != "CDCFAST_NO_AVX2"}
-        if no_avx2:
-            env["CDCFAST_NO_AVX2"] = no_avx2
-        res = subprocess.run([sys.executable, "-c", code.format(tests=here)], env=env,
-                             capture_output=True, text=True, check=True)
-        level, payload = res.stdout.split("\n", 1)
-        runs[no_avx2] = (int(level), json.loads(payload))
+    for mode, stdout in scalar_and_simd(code.format(tests=here)).items():
+        level, payload = stdout.split("\n", 1)
+        runs[mode] = (int(level), json.loads(payload))
     assert runs["1"][0] == 1
     assert runs[""][0] in (1, 2)            # 2 where the CPU has AVX2
     assert runs[""][1] == runs["1"][1]

@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 
 import cdcfast
 from cdcfast import reference
+from conftest import scalar_and_simd
 
 HEADER = ('10,"IBM","2024164","080001261032","S","T","ISRT","0000:0000:0388:4757:0000:0000",'
           '"0000:0000:0000:0271:03e1:0000:0000:0000","2024-06-12-08.00.01","ASNQCAP",0000,,')
@@ -86,13 +85,8 @@ def test_scalar_check_agrees():
     code = (f"import sys, json; sys.path.insert(0, {here!r}); import test_ibm_text as t; "
             "from cdcfast import _ibm; print(_ibm.utf8_level()); print(json.dumps(t.run_cases()))")
     runs = {}
-    for no_simd in ("", "1"):
-        env = {k: v for k, v in os.environ.items() if k != "CDCFAST_NO_AVX2"}
-        if no_simd:
-            env["CDCFAST_NO_AVX2"] = no_simd
-        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, check=True)
-        level, payload = res.stdout.split("\n", 1)
-        runs[no_simd] = (level, json.loads(payload))
+    for mode, stdout in scalar_and_simd(code).items():
+        level, payload = stdout.split("\n", 1)
+        runs[mode] = (level, json.loads(payload))
     assert runs["1"][0] == "False"
     assert runs["1"][1] == runs[""][1] == [list(r) for r in run_cases()]

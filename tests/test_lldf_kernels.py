@@ -19,15 +19,13 @@ stand in for, value by value, in every code page `lldf` reads:
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from cdcfast import _lldf, codepages
+from conftest import scalar_and_simd
 
 ENCODINGS = ("cp037", "cp1047", "cp500", "cp1140", "cp273", "latin-1", "ascii")
 
@@ -201,14 +199,7 @@ print(json.dumps(out))
 
 def test_scalar_kernels_decode_the_same():
     """A whole decode with the scalar kernels (CDCFAST_NO_AVX2=1) equals the default one."""
-    runs = {}
-    for no_simd in ("", "1"):
-        env = {k: v for k, v in os.environ.items() if k != "CDCFAST_NO_AVX2"}
-        if no_simd:
-            env["CDCFAST_NO_AVX2"] = no_simd
-        res = subprocess.run([sys.executable, "-c", DECODE], env=env, capture_output=True,
-                             text=True, check=True)
-        runs[no_simd] = json.loads(res.stdout)
+    runs = {mode: json.loads(stdout) for mode, stdout in scalar_and_simd(DECODE).items()}
     assert runs["1"].pop("level") == [False, False]
     runs[""].pop("level")
     assert runs["1"] == runs[""]

@@ -1240,29 +1240,22 @@ cdef class TableOut:
             offs[row + 1] = <int32_t>dlen
         self.source_op.dlen = dlen
         # schema and table: the names the framer read (the table's, or null)
-        out, offs, valid, dlen = (self.schema.data, self.schema.offs, self.schema.valid,
-                                  self.schema.dlen)
-        for i in range(k):
-            row = row0 + i
-            t = rtab[rows[i]]
-            if t >= 0 and fr.t_schlen[t] >= 0:
-                n = fr.t_schlen[t]
-                copy_exact(out + dlen, fr.nbuf + fr.t_sch[t], n)
-                dlen += n
-                bits_set(valid, row)
-            offs[row + 1] = <int32_t>dlen
-        self.schema.dlen = dlen
-        out, offs, valid, dlen = self.table.data, self.table.offs, self.table.valid, self.table.dlen
-        for i in range(k):
-            row = row0 + i
-            t = rtab[rows[i]]
-            if t >= 0:
-                n = fr.t_tablen[t]
-                copy_exact(out + dlen, fr.nbuf + fr.t_tab[t], n)
-                dlen += n
-                bits_set(valid, row)
-            offs[row + 1] = <int32_t>dlen
-        self.table.dlen = dlen
+        cdef const int64_t* noff
+        cdef const int64_t* nlen
+        for h in range(2):
+            c = self.schema if h == 0 else self.table
+            noff = fr.t_sch if h == 0 else fr.t_tab
+            nlen = fr.t_schlen if h == 0 else fr.t_tablen
+            out, offs, valid, dlen = c.data, c.offs, c.valid, c.dlen
+            for i in range(k):
+                row = row0 + i
+                t = rtab[rows[i]]
+                if t >= 0 and nlen[t] >= 0:
+                    copy_exact(out + dlen, fr.nbuf + noff[t], nlen[t])
+                    dlen += nlen[t]
+                    bits_set(valid, row)
+                offs[row + 1] = <int32_t>dlen
+            c.dlen = dlen
         # txid: UORID in hex (a transaction's repeats: converted when it changes)
         out, offs, valid, dlen = self.txid.data, self.txid.offs, self.txid.valid, self.txid.dlen
         for i in range(k):

@@ -348,6 +348,23 @@ static inline int cdc_zone_cp(const uint8_t* p, int64_t k, int64_t n, const cdc_
     return -1;
 }
 
+/* A timestamp from its fields (the fraction f in µs): checked (hour 24 is left to the
+ * careful parser), a zone at p[k:n] applied (with_zone; else nothing may follow k), into *us.
+ * 1, or -1. */
+static inline int cdc_ts_finish(const uint8_t* p, int64_t k, int64_t n, int with_zone,
+                                const cdc_cp* cp, int64_t y, int64_t m, int64_t d, int64_t h,
+                                int64_t mi, int64_t s, int64_t f, int64_t* us)
+{
+    if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m) || h > 23 || mi > 59 || s > 59)
+        return -1;
+    int64_t r = (cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d) * 86400
+                 + (h * 60 + mi) * 60 + s) * 1000000LL + f;
+    if (k < n && (!with_zone || cdc_zone_cp(p, k, n, cp, &r) != 1))
+        return -1;
+    *us = r;
+    return 1;
+}
+
 /* YYYY-MM-DD?HH?MM?SS[.f...] -> µs since the epoch, the whole value checked and converted
  * in a few 8-byte words: the date and clock in three overlapping loads, the fraction (1-7
  * digits, truncated to µs) in one. With with_zone a Z or ±HH:MM suffix is applied. Anything
@@ -381,8 +398,6 @@ static inline int cdc_timestamp_cp(const uint8_t* p, int64_t n, int with_zone,
     int64_t h = CDC_B(w2, 0) * 10 + CDC_B(w2, 1);
     int64_t mi = CDC_B(w2, 3) * 10 + CDC_B(w2, 4);
     int64_t s = CDC_B(w2, 6) * 10 + CDC_B(w2, 7);
-    if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m) || h > 23 || mi > 59 || s > 59)
-        return -1;
     if (n > 20 && p[19] == cp->dot) {
         /* the fraction's first 8 bytes, or the value's last bytes moved down to byte 0 (the
          * bytes shifted in are zeros: non-digits) */
@@ -402,12 +417,7 @@ static inline int cdc_timestamp_cp(const uint8_t* p, int64_t n, int with_zone,
                                                    of eight digits, the µs */
         k = 20 + nf;
     }
-    int64_t r = (cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d) * 86400
-                 + (h * 60 + mi) * 60 + s) * 1000000LL + f;
-    if (k < n && (!with_zone || cdc_zone_cp(p, k, n, cp, &r) != 1))
-        return -1;
-    *us = r;
-    return 1;
+    return cdc_ts_finish(p, k, n, with_zone, cp, y, m, d, h, mi, s, f, us);
 #else
     (void)p; (void)n; (void)with_zone; (void)cp; (void)us;
     return -1;
@@ -492,14 +502,7 @@ static inline int cdc_timestamp_ssse3(const uint8_t* p, int64_t n, int with_zone
     int64_t s = (int64_t)(sf & 0xFFFF);
     int64_t f = (int64_t)(sf >> 16 & 0xFFFF) * 10000 + (int64_t)(sf >> 32 & 0xFFFF) * 100
         + (int64_t)(sf >> 48);
-    if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m) || h > 23 || mi > 59 || s > 59)
-        return -1;
-    int64_t r = (cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d) * 86400
-                 + (h * 60 + mi) * 60 + s) * 1000000LL + f;
-    if (k < n && (!with_zone || cdc_zone_cp(p, k, n, cp, &r) != 1))
-        return -1;
-    *us = r;
-    return 1;
+    return cdc_ts_finish(p, k, n, with_zone, cp, y, m, d, h, mi, s, f, us);
 }
 #endif
 
