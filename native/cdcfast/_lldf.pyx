@@ -999,8 +999,9 @@ cdef class TableOut:
         free(self.h_kind); free(self.h_off); free(self.h_width)
         free(self.errs); free(self.raw); free(self.rows); free(self.hp)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
-        free(self.lsz); free(self.wcol); free(self.vp); free(self.vl); free(self.ip); free(self.iend)
-        free(self.ibase); free(self.todo); free(self.todoimg); free(self.hard); free(self.okbm); free(self.insbm); free(self.imgbm)
+        free(self.lsz); free(self.wcol); free(self.vp); free(self.vl); free(self.ip)
+        free(self.iend); free(self.ibase); free(self.todo); free(self.todoimg); free(self.hard)
+        free(self.okbm); free(self.insbm); free(self.imgbm)
         free(self.nulbm); free(self.updrows); free(self.framedbm)
 
     cdef void _runs(self) noexcept:
@@ -1168,22 +1169,10 @@ cdef class TableOut:
         self.change_pos.reserve_data(10 * k)
         return 0
 
-    cdef inline void _str(self, Column c, const char* s, int64_t n) noexcept:
-        copy_exact(c.data + c.dlen, <const uint8_t*>s, n)
-        c.dlen += n
-        col_valid(c, c.length)
-        c.offs[c.length + 1] = <int32_t>c.dlen
-        c.length += 1
-
-    cdef inline void _null(self, Column c) noexcept:
-        if c.layout == VAR:
-            c.offs[c.length + 1] = <int32_t>c.dlen
-        c.length += 1
-
     cdef int _envelope(self, Framer fr, int64_t k, int64_t row0) except -1:
         """The envelope's columns over the chunk's k rows, one column a loop (its buffers in
         locals: a store through a byte pointer would otherwise reload every Column field)."""
-        cdef int64_t i, r, h, j, v, t, n, row
+        cdef int64_t i, r, h, j, v, t, row
         cdef const uint8_t* d = fr.data
         cdef const uint8_t* p
         cdef int rc
