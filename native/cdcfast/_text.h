@@ -548,25 +548,23 @@ static inline int64_t cdc_ts_column_ssse3(const uint8_t* const* vp, const int32_
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CDC_TS_SSSE3(allow) ((allow) && __builtin_cpu_supports("ssse3"))
+#else
+#define CDC_TS_SSSE3(allow) 0
+#define cdc_ts_column_ssse3 cdc_ts_column_scalar
+#define cdc_timestamp_ssse3 cdc_timestamp_scalar
+#endif
+
+/* The timestamp column loop and parser for this CPU (allow_simd 0: the scalar ones). */
 static inline cdc_ts_column_fn cdc_ts_column_choose(int allow_simd)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (allow_simd && __builtin_cpu_supports("ssse3"))
-        return cdc_ts_column_ssse3;
-#endif
-    (void)allow_simd;
-    return cdc_ts_column_scalar;
+    return CDC_TS_SSSE3(allow_simd) ? cdc_ts_column_ssse3 : cdc_ts_column_scalar;
 }
 
-/* The timestamp parser for this CPU (allow_simd 0: the scalar one). */
 static inline cdc_timestamp_fn cdc_timestamp_choose(int allow_simd)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (allow_simd && __builtin_cpu_supports("ssse3"))
-        return cdc_timestamp_ssse3;
-#endif
-    (void)allow_simd;
-    return cdc_timestamp_scalar;
+    return CDC_TS_SSSE3(allow_simd) ? cdc_timestamp_ssse3 : cdc_timestamp_scalar;
 }
 
 /* man * 10**exp10 (man != 0, exact: at most 19 digits) as the nearest double, by the
