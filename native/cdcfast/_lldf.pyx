@@ -104,7 +104,9 @@ def timestamp_paths(bytes buf, int64_t n, bint zone, bytes asc, bytes cpchars):
 
 def codepage_paths(bytes buf, int64_t n, bytes asc, bytes u8, bytes u8len):
     """For tests: the code page text buf[:n] (all of buf readable) as UTF-8 through the
-    SIMD conversion (None where this CPU runs none) and the scalar one; None for -1."""
+    SIMD conversion (None where this CPU runs none), the one-word conversion of values of
+    up to 8 bytes (None where it does not take the value, as _var_column calls it) and the
+    scalar one (None for -1)."""
     cdef uint8_t rows[512]
     cdef const uint8_t* p = buf
     cdef bytearray out = bytearray(3 * n + 64)
@@ -116,8 +118,11 @@ def codepage_paths(bytes buf, int64_t n, bytes asc, bytes u8, bytes u8len):
         cp_rows(u8, u8len, rows)
         k = _cpu8_fast(p, n, rows, u8, u8len, o, len(buf))
         simd = bytes(out[:k]) if k >= 0 else None
+    word = None
+    if n <= 8 and len(buf) >= 8 and cp_ascii8(p, n, asc, o):
+        word = bytes(out[:n])
     k = cp_to_utf8(p, n, asc, u8, u8len, o, len(buf))
-    return simd, bytes(out[:k]) if k >= 0 else None
+    return simd, word, bytes(out[:k]) if k >= 0 else None
 
 # framing (formats/lldf.py validates the names)
 
