@@ -395,6 +395,21 @@ def test_null_byte_error_and_value_error_lowest_wins():
     assert r["changed"] == {"ID": True, "NAME": True, "SAL": True}
 
 
+def test_null_byte_error_on_a_fixed_width_column():
+    # SAL's null byte (a fixed-width column: read in the column's own pass) is X'7F'
+    img = struct.pack(">i", 1) + b"\x00\x00\x02" + text("AB") + b"\x7f" + packed("1234C")
+    r = decode(record("I ", data(img))).to_pylist()[0]
+    assert r["after"] == {"ID": 1, "NAME": "AB", "SAL": None}
+    assert r["_error"] == ("after.SAL: null byte X'7F' is not X'00' or X'FF' "
+                           f"(message 0, byte {288 + 4 + 4 + 1 + 2 + 2})")
+    # X'FF' is null without an error; in an update both images' null bytes are read
+    ok = struct.pack(">i", 1) + b"\x00\x00\x02" + text("AB") + b"\xff" + packed("1234C")
+    r = decode(record("UB", data(ok, img))).to_pylist()[0]
+    assert r["before"] == {"ID": 1, "NAME": "AB", "SAL": None}
+    assert r["after"]["SAL"] is None
+    assert r["_error"].startswith("after.SAL: null byte X'7F'")
+
+
 def test_graphic_errors_and_bool():
     img = alltypes_image()
     bad_g = img.replace("Zü".encode("utf-16-be"), b"\xd8\x00\x00A", 1)

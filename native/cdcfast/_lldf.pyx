@@ -51,8 +51,9 @@ cdef extern from "cdcfast/_text.h":
                                              const cdc_cp* cp, int64_t* us,
                                              int64_t readable) noexcept nogil
     ts_fn _ts_choose "cdc_timestamp_choose"(int allow_simd) noexcept nogil
-    ctypedef int64_t (*tscol_fn "cdc_ts_column_fn")(const uint8_t** vp, const int32_t* vl,
-                                                    const uint8_t** iend, int64_t stride,
+    ctypedef int64_t (*tscol_fn "cdc_ts_column_fn")(const uint8_t** vp, int64_t voff,
+                                                    int64_t width, const uint8_t** iend,
+                                                    int64_t stride,
                                                     const int64_t* todo, int64_t nval,
                                                     int with_zone, const cdc_cp* cp,
                                                     int64_t* out, int64_t* hard) noexcept nogil
@@ -1018,6 +1019,7 @@ cdef class TableOut:
             c.width = <int32_t>self.width[j]
             c.lsz = self.lsz[j]
             c.runlen = c.runend = c.voff = 0
+            c.run0 = <int32_t>j
             if c.width == 0:
                 c.noff = 0 if self.nullable[j] else -1
                 j += 1
@@ -1028,6 +1030,7 @@ cdef class TableOut:
                 self.wcol[t].width = <int32_t>self.width[t]
                 self.wcol[t].lsz = 0
                 self.wcol[t].runlen = self.wcol[t].runend = 0
+                self.wcol[t].run0 = <int32_t>j
                 self.wcol[t].noff = <int32_t>off if self.nullable[t] else -1
                 off += self.nullable[t]
                 self.wcol[t].voff = <int32_t>off
@@ -1687,18 +1690,19 @@ cdef class TableOut:
 
     cdef int64_t _walk(self, Framer fr, int64_t r, const uint8_t* p, int64_t n, int64_t base,
                        int side, int64_t i) except -2:
-        """Where each column of one image (n bytes at p; base: its offset in the record's
-        data; i: the row in the chunk) lies, into vp / vl; its nulls into the chunk's bitmaps.
-        Returns the bytes the columns use, -1 when they need more. A run of fixed-width
-        columns is checked once (see WCol); null bytes that are neither X'00' nor X'FF' are
-        reported after the walk (rare)."""
+        """Where the columns of one image (n bytes at p; base: its offset in the record's
+        data; i: the row in the chunk) lie: into vp, where each run of fixed-width columns
+        starts (its columns lie at fixed offsets from there, see WCol; `_column` reads their
+        null bytes) and where each length-prefixed value lies, with its length into vl and
+        its null into the chunk's bitmaps. Returns the bytes the columns use, -1 when they
+        need more. Null bytes of length-prefixed columns that are neither X'00' nor X'FF'
+        are reported after the walk (rare)."""
         cdef int64_t ncols = self.ncols, nbs = self.nbstride, ii = side * BLOCK + i - self.i0
         cdef const uint8_t** vp = self.vp + ii * ncols
         cdef int32_t* vl = self.vl + ii * ncols
         cdef const WCol* wc = self.wcol
         cdef const WCol* c
-        cdef const uint8_t* run
-        cdef int64_t j = 0, t, e, q = 0, ln, s
+        cdef int64_t j = 0, q = 0, ln, s
         cdef uint8_t nb, odd = 0
         cdef int64_t row = self.row0 + i
         cdef uint8_t bit = <uint8_t>(1 << (row & 7))
@@ -1711,19 +1715,9 @@ cdef class TableOut:
             if c.runlen:                            # fixed-width columns
                 if c.runlen > n - q:
                     return -1
-                run = p + q
-                e = c.runend
+                vp[j] = p + q
                 q += c.runlen
-                for t in range(j, e):
-                    c = wc + t
-                    vp[t] = run + c.voff
-                    vl[t] = c.width
-                    if c.noff >= 0:
-                        nb = run[c.noff]
-                        if nb:
-                            nulls[t * nbs] |= bit
-                            odd |= nb != 0xFF
-                j = e
+                j = c.runend
                 continue
             nb = 0                                  # a column with a length field
             if c.noff >= 0:
@@ -1752,7 +1746,7 @@ cdef class TableOut:
             j += 1
         if odd:
             for j in range(ncols):
-                if self.nullable[j]:
+                if self.nullable[j] and wc[j].width == 0:
                     s = (vp[j] - p) - self.lsz[j] - 1           # the null byte's offset
                     nb = p[s]
                     if nb != 0 and nb != 0xFF:
@@ -1766,25 +1760,46 @@ cdef class TableOut:
         """Column j of one side's images over the block of chunk rows i0 … i1 - 1: the rows
         that have a value (their image read, the value not null), then one tight loop of the
         column's kind over them. Pointers live in locals: stores through byte pointers would
-        otherwise make the compiler load every field of self again after each of them."""
+        otherwise make the compiler load every field of self again after each of them.
+        A fixed-width column's value lies at voff from where its run starts (vp); its null
+        byte just before it is read here, in one loop over the block."""
         cdef int64_t n = self.ncols, nbs = self.nbstride
-        cdef const uint8_t** vp = self.vp + side * BLOCK * n + j    # block row i: vp[i * n]
+        cdef const WCol* c = self.wcol + j
+        cdef int64_t voff = c.voff, width = c.width
+        cdef const uint8_t** vp = self.vp + side * BLOCK * n + c.run0   # block row i: vp[i * n]
         cdef const int32_t* vl = self.vl + side * BLOCK * n + j
         cdef const uint8_t* img = self.imgbm + side * nbs
-        cdef const uint8_t* nul = self.nulbm + (side * n + j) * nbs
+        cdef uint8_t* nul = self.nulbm + (side * n + j) * nbs
         cdef const uint8_t** iend = self.iend + side * BLOCK
         cdef const int64_t* todo = self.todoimg + side * BLOCK
         cdef int64_t rb = row0 + i0                # the block's first row
         # bit u of the bitmaps is block row u - shift
         cdef int64_t shift = row0 - 8 * self.bm0 + i0, u0 = shift, u1 = shift + i1 - i0
-        cdef int64_t nval = self.nimg[side], w, i, row, nh
+        cdef int64_t nval = self.nimg[side], w, i, row, nh, u
         cdef int64_t* hard = self.hard
+        cdef int64_t* td = self.todo
         cdef uint64_t any_null = 0
-        for w in range(u0 >> 6, (u1 + 63) >> 6):
-            any_null |= load_le64(nul + 8 * w) & _word_mask(w, u0, u1)
-        if any_null:                                # (else: every row with the image)
-            nval = _rows(img, nul, u0, u1, shift, self.todo)
-            todo = self.todo
+        cdef uint8_t nb, odd = 0
+        if width and c.noff >= 0:                   # the rows whose null byte is X'00'
+            nval = 0
+            for w in range(self.nimg[side]):
+                i = todo[w]
+                nb = vp[i * n][voff - 1]
+                td[nval] = i
+                nval += nb == 0
+                if nb:
+                    u = shift + i
+                    nul[u >> 3] |= <uint8_t>(1 << (u & 7))
+                    odd |= nb ^ 0xFF
+            if odd:
+                self._null_bytes(fr, side, j, todo, self.nimg[side])
+            todo = td
+        elif not width:                             # nulls: as _walk found them
+            for w in range(u0 >> 6, (u1 + 63) >> 6):
+                any_null |= load_le64(nul + 8 * w) & _word_mask(w, u0, u1)
+            if any_null:                            # (else: every row with the image)
+                nval = _rows(img, nul, u0, u1, shift, td)
+                todo = td
         cdef int64_t kind = self.kind[j]
         cdef Col* x = (self.cb if side == 0 else self.ca) + j
         if x.layout == VAR:
@@ -1803,20 +1818,20 @@ cdef class TableOut:
         if kind == K_I16:
             for w in range(nval):
                 i = todo[w]
-                (<int16_t*>data)[rb + i] = <int16_t>be16(vp[i * n])
+                (<int16_t*>data)[rb + i] = <int16_t>be16(vp[i * n] + voff)
         elif kind == K_I32:
             for w in range(nval):
                 i = todo[w]
-                (<int32_t*>data)[rb + i] = <int32_t>be32(vp[i * n])
+                (<int32_t*>data)[rb + i] = <int32_t>be32(vp[i * n] + voff)
         elif kind == K_I64:
             for w in range(nval):
                 i = todo[w]
-                (<int64_t*>data)[rb + i] = <int64_t>be64(vp[i * n])
+                (<int64_t*>data)[rb + i] = <int64_t>be64(vp[i * n] + voff)
         elif kind == K_DEC:
             for w in range(nval):
                 i = todo[w]
-                v = vp[i * n]
-                ok = packed_decimal(v, vl[i * n], prec, &dv, iend[i] - v)
+                v = vp[i * n] + voff
+                ok = packed_decimal(v, width, prec, &dv, iend[i] - v)
                 # two 8-byte stores: one 16-byte copy of a value just built in two halves
                 # would stall on the store-to-load forward
                 (<uint64_t*>(data + 16 * (rb + i)))[0] = <uint64_t>dv
@@ -1826,31 +1841,31 @@ cdef class TableOut:
         elif kind == K_F32 and self.hfp:
             for w in range(nval):
                 i = todo[w]
-                xd = hfp32(vp[i * n])
+                xd = hfp32(vp[i * n] + voff)
                 (<float*>data)[rb + i] = <float>xd
                 if xd > 3.4028234663852886e38 or xd < -3.4028234663852886e38:
                     self._bad(fr, side, j, i)
         elif kind == K_F32:
             for w in range(nval):
                 i = todo[w]
-                bits = be32(vp[i * n])
+                bits = be32(vp[i * n] + voff)
                 memcpy(&fx, &bits, 4)
                 (<float*>data)[rb + i] = fx
         elif kind == K_F64 and self.hfp:
             for w in range(nval):
                 i = todo[w]
-                (<double*>data)[rb + i] = hfp64(vp[i * n])
+                (<double*>data)[rb + i] = hfp64(vp[i * n] + voff)
         elif kind == K_F64:
             for w in range(nval):
                 i = todo[w]
-                bits = be64(vp[i * n])
+                bits = be64(vp[i * n] + voff)
                 memcpy(&xd, &bits, 8)
                 (<double*>data)[rb + i] = xd
         elif kind == K_BOOL:
             for w in range(nval):
                 i = todo[w]
                 row = rb + i
-                v = vp[i * n]
+                v = vp[i * n] + voff
                 if v[0] == 1:
                     data[row >> 3] |= <uint8_t>(1 << (row & 7))
                 elif v[0] != 0:
@@ -1858,7 +1873,7 @@ cdef class TableOut:
         elif kind == K_DATE:                        # the SWAR parsers in place, else the
             for w in range(nval):                   # careful ones decide
                 i = todo[w]
-                v = vp[i * n]
+                v = vp[i * n] + voff
                 if date10_cp(v, 10, cpage, &iv) != 1:
                     if not (parse_date10(v, 10, a, &iv) and iv == <int32_t>iv):
                         self._bad(fr, side, j, i)
@@ -1866,17 +1881,18 @@ cdef class TableOut:
         elif kind == K_TIME:
             for w in range(nval):
                 i = todo[w]
-                v = vp[i * n]
+                v = vp[i * n] + voff
                 if clock_cp(v, 8, cpage, &us, &iv) != 1 or iv != 8:
                     if not parse_time(v, 8, a, &us):
                         self._bad(fr, side, j, i)
                 (<int64_t*>data)[rb + i] = us
         else:                                       # TIMESTAMP, with or without zone
-            nh = _ts_column(vp, vl, iend, n, todo, nval, tsz, cpage, <int64_t*>data + rb, hard)
+            nh = _ts_column(vp, voff, width, iend, n, todo, nval, tsz, cpage, <int64_t*>data + rb,
+                             hard)
             for w in range(nh):                     # what the fast parsers leave
                 i = hard[w]
-                v = vp[i * n]
-                if not parse_timestamp(v, vl[i * n], a, tsz, &us):
+                v = vp[i * n] + voff
+                if not parse_timestamp(v, width, a, tsz, &us):
                     us = 0
                     self._bad(fr, side, j, i)
                 (<int64_t*>data)[rb + i] = us
@@ -1886,9 +1902,12 @@ cdef class TableOut:
                          int64_t row0, const int64_t* todo, int64_t nval) except -1:
         """`_column` for the kinds with offsets (the nval rows of todo have values): the
         room for the block reserved once, every row's offset written (nulls and rows without
-        this image keep the one before)."""
+        this image keep the one before). A fixed-width column's (CHAR, GRAPHIC, BINARY)
+        values are width bytes at voff from where its run starts."""
         cdef int64_t n = self.ncols, rb = row0 + i0
-        cdef const uint8_t** vp = self.vp + side * BLOCK * n + j    # block row i: vp[i * n]
+        cdef const WCol* c = self.wcol + j
+        cdef int64_t voff = c.voff, width = c.width
+        cdef const uint8_t** vp = self.vp + side * BLOCK * n + c.run0   # block row i: vp[i * n]
         cdef const int32_t* vl = self.vl + side * BLOCK * n + j
         cdef const uint8_t** iend = self.iend + side * BLOCK
         cdef list cols = self.before if side == 0 else self.after
@@ -1910,8 +1929,11 @@ cdef class TableOut:
             what = 2
         else:
             what = 3
-        for w in range(nval):
-            need += vl[todo[w] * n]
+        if width:
+            need = nval * width
+        else:
+            for w in range(nval):
+                need += vl[todo[w] * n]
         need = 3 * need + 40 if what == 3 else (2 * need if what == 1 else need)
         if cs[j].dlen + need > cs[j].dcap:
             self._grow_var(cols, cs, j, need)
@@ -1922,8 +1944,8 @@ cdef class TableOut:
             i = todo[w]
             row = rb + i
             offsets_to(offs, nxt, row, dlen)        # the rows before it without a value
-            v = vp[i * n]
-            ln = vl[i * n]
+            v = vp[i * n] + voff
+            ln = width if width else vl[i * n]
             if what == 3 and ln <= 8 and iend[i] - v >= 8 and cp_ascii8(v, ln, a, data + dlen):
                 o = ln                              # a code, a flag, a short name
             elif what == 3 and cpu8 != NULL and ln > 8:
@@ -1949,13 +1971,33 @@ cdef class TableOut:
         cs[j].dlen = dlen
         return 0
 
+    cdef int _null_bytes(self, Framer fr, int side, int64_t j, const int64_t* todo,
+                         int64_t nimg) except -1:
+        """Fixed-width column j's null bytes that are neither X'00' nor X'FF' in side's
+        images at the nimg block rows of todo (rare): an error each (the value is null)."""
+        cdef int64_t n = self.ncols, w, i, ii, r
+        cdef const WCol* c = self.wcol + j
+        cdef const uint8_t* p
+        for w in range(nimg):
+            i = todo[w]
+            ii = side * BLOCK + i
+            p = self.vp[ii * n + c.run0] + c.voff - 1
+            if p[0] != 0 and p[0] != 0xFF:
+                r = self.rows[self.i0 + i]
+                self._err(self.row0 + self.i0 + i, E_NULL_BYTE,
+                          (F_BEFORE_COL if side == 0 else F_AFTER_COL) + <int32_t>j,
+                          fr.dpos(r, self.ibase[ii] + (p - self.ip[ii])), p[0], 0, 0,
+                          fr.r_msg[r], NULL, 0)
+        return 0
+
     cdef int _bad(self, Framer fr, int side, int64_t j, int64_t i) except -1:
         """Column j of side's image at block row i holds no valid value of its type: null,
         and an error that shows its bytes."""
         cdef int64_t n = self.ncols, ii = side * BLOCK + i
         cdef int64_t row = self.row0 + self.i0 + i, r = self.rows[self.i0 + i]
-        cdef const uint8_t* v = self.vp[ii * n + j]
-        cdef int64_t ln = self.vl[ii * n + j]
+        cdef const WCol* c = self.wcol + j
+        cdef const uint8_t* v = self.vp[ii * n + c.run0] + c.voff
+        cdef int64_t ln = c.width if c.width else self.vl[ii * n + j]
         # the column's entry starts at its null byte, then its length
         cdef int64_t vpos = (v - self.ip[ii]) - self.lsz[j] - self.nullable[j]
         bits_set(self.nulbm + (side * n + j) * self.nbstride - self.bm0, row)
@@ -1974,6 +2016,8 @@ cdef struct WCol:
                             # -1: not nullable
     int32_t runlen          # on a run's first column: the run's bytes (else 0) and the
     int32_t runend          # column after it
+    int32_t run0            # the first column of its run (itself for a length field): _walk
+                            # keeps only where a run starts, vp of that column
 
 
 cdef struct Col:

@@ -507,16 +507,17 @@ static inline int cdc_timestamp_ssse3(const uint8_t* p, int64_t n, int with_zone
 #endif
 
 /* One column's timestamps over a block of rows: row todo[w] (w < nval) has its text at
- * vp[todo[w] * stride], vl[todo[w] * stride] bytes long, readable up to iend[todo[w]]; its µs
- * go to out[todo[w]]. The rows the fast parsers leave to the careful one are listed in hard;
+ * vp[todo[w] * stride] + voff, width bytes long, readable up to iend[todo[w]]; its µs go to
+ * out[todo[w]]. The rows the fast parsers leave to the careful one are listed in hard;
  * returns how many. A loop of its own so that the parser is inlined into it. */
-typedef int64_t (*cdc_ts_column_fn)(const uint8_t* const* vp, const int32_t* vl,
+typedef int64_t (*cdc_ts_column_fn)(const uint8_t* const* vp, int64_t voff, int64_t width,
                                     const uint8_t* const* iend, int64_t stride,
                                     const int64_t* todo, int64_t nval, int with_zone,
                                     const cdc_cp* cp, int64_t* out, int64_t* hard);
 
-static inline int64_t cdc_ts_column_scalar(const uint8_t* const* vp, const int32_t* vl,
-                                           const uint8_t* const* iend, int64_t stride,
+static inline int64_t cdc_ts_column_scalar(const uint8_t* const* vp, int64_t voff,
+                                           int64_t width, const uint8_t* const* iend,
+                                           int64_t stride,
                                            const int64_t* todo, int64_t nval, int with_zone,
                                            const cdc_cp* cp, int64_t* out, int64_t* hard)
 {
@@ -524,7 +525,7 @@ static inline int64_t cdc_ts_column_scalar(const uint8_t* const* vp, const int32
     (void)iend;
     for (int64_t w = 0; w < nval; w++) {
         int64_t i = todo[w];
-        if (cdc_timestamp_cp(vp[i * stride], vl[i * stride], with_zone, cp, out + i) != 1)
+        if (cdc_timestamp_cp(vp[i * stride] + voff, width, with_zone, cp, out + i) != 1)
             hard[nh++] = i;
     }
     return nh;
@@ -532,16 +533,17 @@ static inline int64_t cdc_ts_column_scalar(const uint8_t* const* vp, const int32
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("ssse3")))
-static inline int64_t cdc_ts_column_ssse3(const uint8_t* const* vp, const int32_t* vl,
-                                          const uint8_t* const* iend, int64_t stride,
+static inline int64_t cdc_ts_column_ssse3(const uint8_t* const* vp, int64_t voff,
+                                          int64_t width, const uint8_t* const* iend,
+                                          int64_t stride,
                                           const int64_t* todo, int64_t nval, int with_zone,
                                           const cdc_cp* cp, int64_t* out, int64_t* hard)
 {
     int64_t nh = 0;
     for (int64_t w = 0; w < nval; w++) {
         int64_t i = todo[w];
-        const uint8_t* v = vp[i * stride];
-        if (cdc_timestamp_ssse3(v, vl[i * stride], with_zone, cp, out + i, iend[i] - v) != 1)
+        const uint8_t* v = vp[i * stride] + voff;
+        if (cdc_timestamp_ssse3(v, width, with_zone, cp, out + i, iend[i] - v) != 1)
             hard[nh++] = i;
     }
     return nh;
