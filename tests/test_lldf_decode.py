@@ -541,6 +541,47 @@ def test_ascii_undefined_header_char():
     assert r["_error"] == "SYSTEMID: X'80414220' is not ascii text (message 0, byte 2)"
 
 
+@pytest.mark.parametrize("enc", ["cp1140", "ascii"])
+def test_header_text_runs(enc):
+    """Each CHAR header field over a stream where its value repeats, changes in its first or
+    its last byte only, goes blank, turns bad (a byte the code page lacks) and back, and grows
+    past 16 bytes of UTF-8 (cp1140's euro sign is 3): each row gets its own bytes' text
+    (repeats are found by comparing words, so the field's every byte must count and no
+    neighbour's may)."""
+    from cdcfast.formats.lldf import HEADER, H_CHAR
+    fields = [(name, off, w) for name, _, off, w, kind in HEADER if kind == H_CHAR]
+
+    def value(w, k):
+        base = "ABCDEFGHIJKLMNOP"[:w]
+        bad = b"\x80" if enc == "ascii" else base  # (cp1140 has every byte)
+        return [base, base, base[:-1] + "Z", base[:-1] + "Z", "Z" + base[1:-1] + "Z", "",
+                "", base, bad, bad, base, ("\u20ac" * w) if enc == "cp1140" else base.lower(),
+                ("\u20ac" * w) if enc == "cp1140" else base.lower(), base, base][k]
+    rows = 15
+    recs, want = [], {name: [] for name, _, _ in fields}
+    for k in range(rows):
+        kw = {}
+        for j, (name, off, w) in enumerate(fields):
+            v = value(w, (k + j) % rows)            # the fields change at different rows
+            raw = v if isinstance(v, bytes) else v.encode(enc)
+            raw = kw[f"f{off}"] = raw.ljust(w, " ".encode(enc))[:w]
+            txt = None if isinstance(v, bytes) else raw.decode(enc).rstrip(" ")
+            want[name].append(txt or None)
+        kw["f300"] = bytes([k]) * 8                 # bytes past the header change every row
+        h = bytearray(record("I ", data(emp_image()), length=308, **kw))
+        for o, t in ((32, "TEST".ljust(8)), (40, "EMP".ljust(18)), (104, "I ")):
+            h[o:o + len(t)] = t.encode(enc)
+        recs.append(bytes(h))
+    t = API.headers(b"".join(recs), format=FMT, encoding=enc)
+    src = t.column("source").to_pylist()
+    for name, _, _ in fields:
+        assert [r[name] for r in src] == want[name], name
+    errs = t.column("_error").to_pylist()
+    assert all((e is not None) == (enc == "ascii" and any(
+        value(w, (k + j) % rows) == b"\x80" for j, (_, _, w) in enumerate(fields)))
+        for k, e in enumerate(errs))
+
+
 # -- framing ---------------------------------------------------------------------------------
 
 def test_raw_rest_is_one_corrupt_record():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import date
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -121,6 +122,40 @@ def test_timestamps_edges(text, enc):
             rc, ok = check_timestamp(text, enc, zone, tail)
             if len(text) + len(tail) >= 32 and len(text) <= 26 and ok and "-24." not in text:
                 assert rc == 1, text                # (hour 24 is left to the careful parser)
+
+
+def test_civil_days_table_and_formula():
+    """The days of every date of the month table's years (1900-2155), of the years around its
+    ends and of the calendar's ends, against Python's calendar; impossible dates (month 0 or
+    13, day 0, the 29th-32nd where the month is shorter, year 0) are None."""
+    epoch = date(1970, 1, 1)
+    years = [0, 1, 2, 4, 100, 400, 1600, 1700, 1800, *range(1890, 2170), 2400, 9996, 9999]
+    for y in years:
+        for m in range(14):
+            for d in range(33):
+                try:
+                    want = (date(y, m, d) - epoch).days
+                except ValueError:
+                    want = None
+                assert _lldf.civil_days(y, m, d) == want, (y, m, d)
+
+
+@pytest.mark.parametrize("enc", ["cp037", "ascii"])
+def test_timestamps_every_month_end(enc):
+    """Db2's form on the last days of every month around the table's years: the fast parser
+    takes exactly the dates that exist, with the careful parser's µs."""
+    tail = bytes(40)
+    for y in (1899, 1900, 1904, 1970, 2000, 2024, 2100, 2155, 2156):
+        for m in range(1, 13):
+            for d in (1, 28, 29, 30, 31, 32):
+                text = f"{y:04d}-{m:02d}-{d:02d}-23.59.59.999999"
+                rc, ok = check_timestamp(text, enc, False, tail)
+                try:
+                    date(y, m, d)
+                    exists = True
+                except ValueError:
+                    exists = False
+                assert ok == exists and rc == (1 if exists else -1), text
 
 
 def check_text(value, enc, tail):

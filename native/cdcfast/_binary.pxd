@@ -9,12 +9,11 @@ on success, 0 on malformed input (or a byte count, -1 on malformed input, for th
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from cdcfast._values cimport (cdc_i128, days_in_month, US_PER_SEC, US_PER_DAY, _IPOW10)
+from cdcfast._values cimport (cdc_i128, US_PER_SEC, US_PER_DAY, _IPOW10)
 
 cdef extern from "cdcfast/_text.h":
-    # days since 1970-01-01 for years 1-9999, divisions done as multiplications
-    int64_t days_from_civil_u "cdc_days_from_civil_u"(uint32_t y, uint32_t m,
-                                                       uint32_t d) noexcept nogil
+    # days since 1970-01-01 of a date read from digits: 1 when the date exists, else 0
+    int civil_days "cdc_civil_days"(int64_t y, int64_t m, int64_t d, int64_t* days) noexcept nogil
 
 cdef extern from *:
     """
@@ -62,8 +61,10 @@ cdef extern from *:
             return 0;
         if (2 * n - 1 > prec && (p[0] >> 4) != 0)
             return 0;
-        unsigned __int128 v = (unsigned __int128)cdc_nibbles16(hi) * 10000000000000000ULL
-                              + cdc_nibbles16(lo);
+        /* (up to 15 digits, most columns' values, in one 64-bit word) */
+        unsigned __int128 v = hi ? (unsigned __int128)cdc_nibbles16(hi) * 10000000000000000ULL
+                                   + cdc_nibbles16(lo)
+                                 : cdc_nibbles16(lo);
         *out = (sign == 0xD || sign == 0xB) ? -(__int128)v : (__int128)v;
         return 1;
     }
@@ -118,11 +119,10 @@ cdef inline int bcd_timestamp17(const uint8_t* p, int64_t* us) noexcept nogil:
     cdef int64_t d = (v0 >> 24) & 0xFF, hh = (v0 >> 32) & 0xFF, mi = (v0 >> 40) & 0xFF
     cdef int64_t ss = (v0 >> 48) & 0xFF
     cdef int64_t f = (((v0 >> 56) & 0xFF) * 100 + (v1 & 0xFF)) * 100 + ((v1 >> 8) & 0xFF)
-    if y < 1 or m < 1 or m > 12 or d < 1 or d > days_in_month(y, m) or hh > 23 or mi > 59 \
-            or ss > 59:
+    cdef int64_t days
+    if hh > 23 or mi > 59 or ss > 59 or not civil_days(y, m, d, &days):
         return 0
-    us[0] = (days_from_civil_u(<uint32_t>y, <uint32_t>m, <uint32_t>d) * US_PER_DAY
-             + ((hh * 60 + mi) * 60 + ss) * US_PER_SEC + f)       # (y is 1-9999: 4 digits)
+    us[0] = days * US_PER_DAY + ((hh * 60 + mi) * 60 + ss) * US_PER_SEC + f
     return 1
 
 

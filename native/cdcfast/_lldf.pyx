@@ -25,7 +25,7 @@ from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits
 from cdcfast._values cimport (A, cdc_i128, parse_date10, parse_time, parse_timestamp,
                               utf8_valid, cp_to_utf8, cp_ascii8)
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
-                              utf16be_to_utf8)
+                              utf16be_to_utf8, civil_days as _civil_days)
 
 import os
 
@@ -101,6 +101,13 @@ def timestamp_paths(bytes buf, int64_t n, bint zone, bytes asc, bytes cpchars):
     rc = _ts_fast(p, n, zone, &cp, &fast, len(buf))
     ok = parse_timestamp(p, n, asc, zone, &careful)
     return rc, fast if rc == 1 else None, bool(ok), careful if ok else None
+
+
+def civil_days(int64_t y, int64_t m, int64_t d):
+    """For tests: days since 1970-01-01 of y-m-d as every date and timestamp kernel gets them
+    (a table of months, else the formula), None where the date does not exist."""
+    cdef int64_t days
+    return days if _civil_days(y, m, d, &days) else None
 
 
 def codepage_paths(bytes buf, int64_t n, bytes asc, bytes u8, bytes u8len):
@@ -244,6 +251,65 @@ cdef extern from *:
     """
     const char* OPTEXT "cdc_lldf_optext8"       # op's text, 8 bytes each (zero-padded)
     const long long* OPLEN "cdc_lldf_oplen"
+
+cdef extern from *:
+    """
+    /* A CHAR header field's last converted value, for the rows that repeat it: its bytes as
+     * two 8-byte words of the header's 288 (they may overlap; a field under 8 bytes is the
+     * top of the word that ends where it ends, or near the header's start the bottom of the
+     * one that starts there), and its text. */
+    typedef struct {
+        int64_t off1, off2;         /* the words' offsets in a header */
+        uint64_t m1, m2;            /* the field's bytes in each */
+        uint64_t a1, a2;            /* the value's, masked */
+        uint64_t t1, t2;            /* its text (mode 1) */
+        int64_t pn;                 /* its text's bytes */
+        int mode;                   /* 0: null (offsets only), 1: text of at most 16 bytes
+                                       (from t1, t2), 2: longer (copied from the row before) */
+    } cdc_lldf_repeat;
+
+    /* The rows from i on (below k, headers at hp[row], none NULL) whose field repeats rp's
+     * value: the value's text appended for each at data + *dlen, the row's end written to
+     * offs[row]. Returns the first row that does not repeat it. Mode 1 writes 16 bytes a
+     * row (the output has that slack). A loop of its own: its dozen values in registers. */
+    static int64_t cdc_lldf_repeat_run(const uint8_t* const* hp, int64_t i, int64_t k,
+                                       const cdc_lldf_repeat* rp, uint8_t* data,
+                                       int64_t* dlen, int32_t* offs)
+    {
+        const int64_t off1 = rp->off1, off2 = rp->off2, pn = rp->pn;
+        const uint64_t m1 = rp->m1, m2 = rp->m2, a1 = rp->a1, a2 = rp->a2;
+        const uint64_t t1 = rp->t1, t2 = rp->t2;
+        int64_t d = *dlen;
+        for (; i < k; i++) {
+            const uint8_t* h = hp[i];
+            uint64_t x1, x2;
+            if (h == NULL)
+                break;
+            memcpy(&x1, h + off1, 8);
+            memcpy(&x2, h + off2, 8);
+            if (((x1 & m1) ^ a1) | ((x2 & m2) ^ a2))
+                break;
+            if (rp->mode == 1) {
+                memcpy(data + d, &t1, 8);
+                memcpy(data + d + 8, &t2, 8);
+            } else if (rp->mode == 2) {
+                cdc_copy_exact(data + d, data + d - pn, pn);
+            }
+            d += rp->mode ? pn : 0;
+            offs[i] = (int32_t)d;
+        }
+        *dlen = d;
+        return i;
+    }
+    """
+    ctypedef struct cdc_lldf_repeat:
+        int64_t off1, off2
+        uint64_t m1, m2, a1, a2, t1, t2
+        int64_t pn
+        int mode
+    int64_t repeat_run "cdc_lldf_repeat_run"(const uint8_t** hp, int64_t i, int64_t k,
+                                             const cdc_lldf_repeat* rp, uint8_t* data,
+                                             int64_t* dlen, int32_t* offs) noexcept nogil
 
 
 cdef inline void* _grow(void* p, int64_t n) except NULL:
@@ -955,6 +1021,10 @@ cdef class TableOut:
         self.h_width = <int64_t*>_grow(NULL, self.nhead * 8)
         for j in range(self.nhead):
             self.h_off[j], self.h_width[j], self.h_kind[j] = header[j]
+            if self.h_kind[j] == H_CHAR and not (1 <= self.h_width[j] <= 16
+                                                 and self.h_off[j] + self.h_width[j] <= 288):
+                raise ValueError("a CHAR header field is read as words: 1-16 bytes within "
+                                 "the first 288")
         self.keep = (asc, u8, u8len)
         self.asc = asc
         self.u8 = u8
@@ -1367,7 +1437,7 @@ cdef class TableOut:
         record to record (a transaction's, a connection's), so text and timestamps are
         converted only when their bytes differ from the previous row's."""
         cdef int64_t kind = self.h_kind[f], off = self.h_off[f], w = self.h_width[f]
-        cdef int64_t i, n, o, j, v = 0, row, pn = -1
+        cdef int64_t i, v = 0, row
         cdef const uint8_t* d = fr.data
         cdef const uint8_t* p
         cdef const uint8_t* prev = NULL
@@ -1376,14 +1446,11 @@ cdef class TableOut:
         cdef uint8_t* valid = c.valid
         cdef int32_t* offs
         cdef int64_t dlen
-        cdef uint8_t sp = self.space, ch
-        cdef const uint8_t* u8 = self.u8
-        cdef const uint8_t* u8len = self.u8len
-        cdef bint bad, pvalid = 0
+        cdef uint8_t ch
+        cdef bint pvalid = 0
         cdef int rc
-        cdef uint64_t wmask, last = 0
         if kind == H_CHAR:
-            c.reserve_data(3 * w * k + 8)           # ≤ 3 UTF-8 bytes a byte; 8-byte copies
+            c.reserve_data(3 * w * k + 16)          # ≤ 3 UTF-8 bytes a byte; 16-byte copies
         elif kind == H_BINX:
             c.reserve_data(w * k + 8)
         data = c.data
@@ -1441,70 +1508,81 @@ cdef class TableOut:
                 if pvalid:
                     (<int64_t*>data)[row0 + i] = v
                     bits_set(valid, row0 + i)
-        elif w == 1:                                # H_CHAR(1): a code, a flag
-            for i in range(k):
-                row = row0 + i
-                if hp[i] != NULL:
-                    ch = hp[i][off]
-                    n = u8len[ch]
-                    if ch == sp:
-                        pass                        # blank: null
-                    elif n:
-                        memcpy(data + dlen, u8 + 4 * ch, 4)
-                        dlen += n
-                        bits_set(valid, row)
-                    else:
-                        self._err(row, E_HEADER_VALUE, <int32_t>f, hp[i] + off - d, 0, 0, 0,
-                                  fr.r_msg[self.rows[i]], hp[i] + off, 1)
-                offs[row + 1] = <int32_t>dlen
-        else:                                       # H_CHAR
-            # up to 8 bytes (all but the last field's, in a header of 288 or more) compared
-            # as one word
-            wmask = ~<uint64_t>0 >> (8 * (8 - w)) if w <= 8 and off + 8 <= 288 else 0
-            for i in range(k):
-                row = row0 + i
-                if hp[i] == NULL:
-                    offs[row + 1] = <int32_t>dlen
-                    continue
-                p = hp[i] + off
-                if prev != NULL and ((((load_le64(p) ^ load_le64(prev)) & wmask) == 0)
-                                     if wmask else eq_exact(p, prev, w)):
-                    if pvalid:                      # the previous row's text again
-                        if pn <= 8:                 # from a register (a copy of the bytes
-                            memcpy(data + dlen, &last, 8)   # just stored would chain each
-                        else:                               # row to the one before)
-                            copy_exact(data + dlen, data + dlen - pn, pn)
-                        dlen += pn
-                        bits_set(valid, row)
-                    offs[row + 1] = <int32_t>dlen
-                    continue
-                prev = p
-                n = w
-                while n > 0 and p[n - 1] == sp:
-                    n -= 1
-                o = dlen
-                bad = 0
-                for j in range(n):
-                    ch = p[j]
-                    bad |= u8len[ch] == 0
-                    memcpy(data + o, u8 + 4 * ch, 4)
-                    o += u8len[ch]
-                if bad:
-                    self._err(row, E_HEADER_VALUE, <int32_t>f, p - d, 0, 0, 0,
-                              fr.r_msg[self.rows[i]], p, w)
-                    prev = NULL
-                if bad or n == 0:
-                    pvalid = 0
-                else:
-                    pn = o - dlen
-                    pvalid = 1
-                    memcpy(&last, data + dlen, 8)   # (8 bytes of slack)
-                    dlen = o
-                    bits_set(valid, row)
-                offs[row + 1] = <int32_t>dlen
+        else:                                       # H_CHAR: see _char_field
+            dlen = self._char_field(fr, f, k, row0, data, offs + row0 + 1, valid, dlen)
         c.dlen = dlen
         c.length = row0 + k
         return 0
+
+    cdef int64_t _char_field(self, Framer fr, int64_t f, int64_t k, int64_t row0,
+                             uint8_t* data, int32_t* offs, uint8_t* valid,
+                             int64_t dlen) except -1:
+        """A CHAR header field (at most 16 bytes) over the chunk's k rows into data from
+        dlen on (chunk row i's end: offs[i]): its text without trailing blanks, null when
+        blank. Returns the data's new length. A row converts its bytes when they differ from
+        the last converted row's; the runs of rows that repeat them (most: a transaction's,
+        a connection's values) take its text from registers (cdc_lldf_repeat_run)."""
+        cdef int64_t off = self.h_off[f], w = self.h_width[f]
+        cdef int64_t i = 0, e, n, o, j
+        cdef const uint8_t** hp = self.hp
+        cdef const uint8_t* p
+        cdef uint8_t sp = self.space, ch
+        cdef const uint8_t* u8 = self.u8
+        cdef const uint8_t* u8len = self.u8len
+        cdef bint bad, have = 0
+        cdef cdc_lldf_repeat rp
+        if w < 8 and off + w >= 8:                  # the word ending where the field ends
+            rp.off1 = rp.off2 = off + w - 8
+            rp.m1 = rp.m2 = ~<uint64_t>0 << (8 * (8 - w))
+        elif w < 8:                                 # (near the start: the one starting there)
+            rp.off1 = rp.off2 = off
+            rp.m1 = rp.m2 = ~<uint64_t>0 >> (8 * (8 - w))
+        else:
+            rp.off1, rp.off2 = off, off + w - 8
+            rp.m1 = rp.m2 = ~<uint64_t>0
+        rp.mode = 0
+        rp.pn = 0
+        while i < k:
+            if hp[i] == NULL:
+                offs[i] = <int32_t>dlen
+                i += 1
+                continue
+            if have:
+                e = repeat_run(hp, i, k, &rp, data, &dlen, offs)
+                if e > i:
+                    if rp.mode:
+                        _set_bits(valid, row0 + i, e - i)
+                    i = e
+                    continue
+            p = hp[i] + off                         # a new value: converted
+            rp.a1 = load_le64(hp[i] + rp.off1) & rp.m1
+            rp.a2 = load_le64(hp[i] + rp.off2) & rp.m2
+            n = w
+            while n > 0 and p[n - 1] == sp:
+                n -= 1
+            o = dlen
+            bad = 0
+            for j in range(n):
+                ch = p[j]
+                bad |= u8len[ch] == 0
+                memcpy(data + o, u8 + 4 * ch, 4)
+                o += u8len[ch]
+            have = not bad
+            if bad:
+                self._err(row0 + i, E_HEADER_VALUE, <int32_t>f, p - fr.data, 0, 0, 0,
+                          fr.r_msg[self.rows[i]], p, w)
+            if bad or n == 0:
+                rp.mode = 0
+            else:
+                rp.pn = o - dlen
+                rp.mode = 1 if rp.pn <= 16 else 2
+                memcpy(&rp.t1, data + dlen, 8)      # (16 bytes of slack)
+                memcpy(&rp.t2, data + dlen + 8, 8)
+                dlen = o
+                bits_set(valid, row0 + i)
+            offs[i] = <int32_t>dlen
+            i += 1
+        return dlen
 
     # -- images ----------------------------------------------------------------------------
     # The value columns are written through `Col` structs loaded once per chunk (after every
@@ -1665,10 +1743,7 @@ cdef class TableOut:
                     vd[t] |= img[t] & ~nul[t]
         # updates: changed where before and after differ (their validity is final now)
         for j in range(n):
-            for t in range(nupd):
-                row = self.updrows[t]
-                if _differs(self.cb + j, self.ca + j, row):
-                    bits_set(self.cc[j].data, row)
+            _changed(self.cb + j, self.ca + j, self.cc[j].data, self.updrows, nupd)
         # changed / present of the chunk's rows: valid where the images were read, present
         # all true there, changed all true for inserts (updates' bits are set above)
         _or_bits(self.changed_v.valid + b0, self.okbm, nb)
@@ -2076,24 +2151,38 @@ cdef inline void _or_bits(uint8_t* dst, const uint8_t* src, int64_t n) noexcept 
         dst[i] |= src[i]
 
 
-cdef inline bint _differs(Col* b, Col* a, int64_t row) noexcept nogil:
-    """Before and after differ at `row` (null-safe; values compared by their bytes)."""
-    cdef int64_t byte = row >> 3, w, n
-    cdef uint8_t bit = <uint8_t>(1 << (row & 7))
-    cdef bint vb = (b.valid[byte] & bit) != 0, va = (a.valid[byte] & bit) != 0
-    if vb != va:
-        return 1
-    if not vb:
-        return 0
-    if b.layout == FIXED:
-        w = b.width
-        return not eq_exact(b.data + row * w, a.data + row * w, w)
-    if b.layout == BITS:
-        return (b.data[byte] & bit) != (a.data[byte] & bit)
-    n = b.offs[row + 1] - b.offs[row]
-    if n != a.offs[row + 1] - a.offs[row]:
-        return 1
-    return not eq_exact(b.data + b.offs[row], a.data + a.offs[row], n)
+cdef void _changed(const Col* b, const Col* a, uint8_t* chg, const int64_t* rows,
+                   int64_t nrows) noexcept nogil:
+    """Into the bitmap chg, the rows (nrows of them) where one column's before and after
+    values differ: null-safe, values compared by their bytes; a loop for each layout (and
+    the common widths), which each column keeps."""
+    cdef int64_t t, row, byte, w = b.width, n
+    cdef uint8_t bit, diff
+    cdef const uint8_t* bv = b.valid
+    cdef const uint8_t* av = a.valid
+    cdef const uint8_t* bd = b.data
+    cdef const uint8_t* ad = a.data
+    for t in range(nrows):
+        row = rows[t]
+        byte = row >> 3
+        bit = <uint8_t>(1 << (row & 7))
+        diff = (bv[byte] ^ av[byte]) & bit          # one of the two null
+        if not diff and (bv[byte] & bit):           # both valid: their values
+            if b.layout == FIXED:
+                if w == 8:
+                    diff = load_le64(bd + 8 * row) != load_le64(ad + 8 * row)
+                elif w == 4:
+                    diff = (<const uint32_t*>bd)[row] != (<const uint32_t*>ad)[row]
+                else:
+                    diff = not eq_exact(bd + row * w, ad + row * w, w)
+            elif b.layout == BITS:
+                diff = ((bd[byte] ^ ad[byte]) & bit) != 0
+            else:
+                n = b.offs[row + 1] - b.offs[row]
+                diff = n != a.offs[row + 1] - a.offs[row] or not eq_exact(
+                    bd + b.offs[row], ad + a.offs[row], n)
+        if diff:
+            chg[byte] |= bit
 
 
 def record_starts(data, str framing, int64_t step):

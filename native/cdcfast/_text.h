@@ -74,6 +74,47 @@ static inline int cdc_dim(int64_t y, int64_t m)
     return dim[m];
 }
 
+/* The first day of each month of the years CDC_YM_Y0 ... CDC_YM_Y0 + CDC_YM_NY - 1 (where
+ * change data's dates lie), as days since 1970-01-01, and the month after the last: a date's
+ * check and conversion in two loads (a month's length is the difference of two entries).
+ * Filled when the module loads (a GCC constructor); elsewhere every date takes the formula. */
+#define CDC_YM_Y0 1900
+#define CDC_YM_NY 256
+#if defined(__GNUC__)
+static int32_t cdc_ym_days[CDC_YM_NY * 12 + 1];
+static int cdc_ym_ready;
+
+__attribute__((constructor)) static void cdc_ym_init(void)
+{
+    for (uint32_t i = 0; i <= CDC_YM_NY * 12; i++)
+        cdc_ym_days[i] = (int32_t)cdc_days_from_civil_u(CDC_YM_Y0 + i / 12, i % 12 + 1, 1);
+    cdc_ym_ready = 1;
+}
+#endif
+
+/* y-m-d (y, m, d as read from digits: 0-9999, 0-99, 0-99) -> days since 1970-01-01 when the
+ * date exists in the proleptic Gregorian calendar (y >= 1): 1, else 0. */
+#if defined(__GNUC__)
+__attribute__((always_inline))              /* (GCC would call it: two loads and a check) */
+#endif
+static inline int cdc_civil_days(int64_t y, int64_t m, int64_t d, int64_t* days)
+{
+#if defined(__GNUC__)
+    uint64_t i = (uint64_t)((y - CDC_YM_Y0) * 12 + m - 1);
+    if ((uint64_t)(m - 1) < 12 && i < CDC_YM_NY * 12 && cdc_ym_ready) {
+        int64_t first = cdc_ym_days[i];
+        if ((uint64_t)(d - 1) >= (uint64_t)(cdc_ym_days[i + 1] - first))
+            return 0;
+        *days = first + d - 1;
+        return 1;
+    }
+#endif
+    if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m))
+        return 0;
+    *days = cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d);
+    return 1;
+}
+
 /* YYYY-MM-DD (n >= 10) -> days since 1970-01-01. */
 static inline int cdc_date10_cp(const uint8_t* p, int64_t n, const cdc_cp* cp, int64_t* days)
 {
@@ -90,10 +131,7 @@ static inline int cdc_date10_cp(const uint8_t* p, int64_t n, const cdc_cp* cp, i
     int64_t y = CDC_B(w, 0) * 1000 + CDC_B(w, 1) * 100 + CDC_B(w, 2) * 10 + CDC_B(w, 3);
     int64_t m = CDC_B(w, 5) * 10 + CDC_B(w, 6);
     int64_t d = CDC_DIG(p[8], cp) * 10 + CDC_DIG(p[9], cp);
-    if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m))
-        return -1;
-    *days = cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d);
-    return 1;
+    return cdc_civil_days(y, m, d, days) ? 1 : -1;
 #else
     (void)p; (void)n; (void)cp; (void)days;
     return -1;
@@ -355,10 +393,10 @@ static inline int cdc_ts_finish(const uint8_t* p, int64_t k, int64_t n, int with
                                 const cdc_cp* cp, int64_t y, int64_t m, int64_t d, int64_t h,
                                 int64_t mi, int64_t s, int64_t f, int64_t* us)
 {
-    if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m) || h > 23 || mi > 59 || s > 59)
+    int64_t days;
+    if (h > 23 || mi > 59 || s > 59 || !cdc_civil_days(y, m, d, &days))
         return -1;
-    int64_t r = (cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d) * 86400
-                 + (h * 60 + mi) * 60 + s) * 1000000LL + f;
+    int64_t r = (days * 86400 + (h * 60 + mi) * 60 + s) * 1000000LL + f;
     if (k < n && (!with_zone || cdc_zone_cp(p, k, n, cp, &r) != 1))
         return -1;
     *us = r;
