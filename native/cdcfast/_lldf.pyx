@@ -248,8 +248,10 @@ cdef extern from *:
     static const char cdc_lldf_optext[7][8] = {"", "c", "u", "d", "t", "ddl", "message"};
     static const long long cdc_lldf_oplen[7] = {0, 1, 1, 1, 1, 3, 7};
     #define cdc_lldf_optext8 ((const char*)cdc_lldf_optext)
+    static const uint8_t cdc_lldf_zero_header[288];
     """
     const char* OPTEXT "cdc_lldf_optext8"       # op's text, 8 bytes each (zero-padded)
+    const uint8_t* ZERO_HEADER "cdc_lldf_zero_header"   # 288 zero bytes
     const long long* OPLEN "cdc_lldf_oplen"
 
 cdef extern from *:
@@ -270,11 +272,12 @@ cdef extern from *:
 
     /* The rows from i on (below k, headers at hp[row], none NULL) whose field repeats rp's
      * value: the value's text appended for each at data + *dlen, the row's end written to
-     * offs[row]. Returns the first row that does not repeat it. Mode 1 writes 16 bytes a
-     * row (the output has that slack). A loop of its own: its dozen values in registers. */
-    static int64_t cdc_lldf_repeat_run(const uint8_t* const* hp, int64_t i, int64_t k,
-                                       const cdc_lldf_repeat* rp, uint8_t* data,
-                                       int64_t* dlen, int32_t* offs)
+     * offs[row]. Returns the first row that does not repeat it. Text of up to 16 bytes comes
+     * from registers (16 bytes written a row: the output has that slack). One loop for each
+     * shape (one word or two; no text, 8 bytes, 16, longer), its values in registers. */
+    static inline __attribute__((always_inline)) int64_t cdc_lldf_repeat_loop(
+        const uint8_t* const* hp, int64_t i, int64_t k, const cdc_lldf_repeat* rp,
+        uint8_t* data, int64_t* dlen, int32_t* offs, const int two, const int copy)
     {
         const int64_t off1 = rp->off1, off2 = rp->off2, pn = rp->pn;
         const uint64_t m1 = rp->m1, m2 = rp->m2, a1 = rp->a1, a2 = rp->a2;
@@ -286,20 +289,42 @@ cdef extern from *:
             if (h == NULL)
                 break;
             memcpy(&x1, h + off1, 8);
-            memcpy(&x2, h + off2, 8);
-            if (((x1 & m1) ^ a1) | ((x2 & m2) ^ a2))
+            if (two) {
+                memcpy(&x2, h + off2, 8);
+                if (((x1 & m1) ^ a1) | ((x2 & m2) ^ a2))
+                    break;
+            } else if ((x1 & m1) != a1) {
                 break;
-            if (rp->mode == 1) {
-                memcpy(data + d, &t1, 8);
-                memcpy(data + d + 8, &t2, 8);
-            } else if (rp->mode == 2) {
-                cdc_copy_exact(data + d, data + d - pn, pn);
             }
-            d += rp->mode ? pn : 0;
+            if (copy == 8 || copy == 16)
+                memcpy(data + d, &t1, 8);
+            if (copy == 16)
+                memcpy(data + d + 8, &t2, 8);
+            if (copy == 17)
+                cdc_copy_exact(data + d, data + d - pn, pn);
+            if (copy)
+                d += pn;
             offs[i] = (int32_t)d;
         }
         *dlen = d;
         return i;
+    }
+
+    static int64_t cdc_lldf_repeat_run(const uint8_t* const* hp, int64_t i, int64_t k,
+                                       const cdc_lldf_repeat* rp, uint8_t* data,
+                                       int64_t* dlen, int32_t* offs)
+    {
+        const int copy = rp->mode == 0 ? 0 : rp->mode == 2 ? 17 : rp->pn <= 8 ? 8 : 16;
+        #define CDC_REPEAT(two) \
+            switch (copy) { \
+            case 0: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 0); \
+            case 8: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 8); \
+            case 16: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 16); \
+            default: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 17); }
+        if (rp->off1 != rp->off2)
+            CDC_REPEAT(1)
+        CDC_REPEAT(0)
+        #undef CDC_REPEAT
     }
     """
     ctypedef struct cdc_lldf_repeat:
@@ -971,6 +996,8 @@ cdef class TableOut:
     # be framed); the value columns as C structs
     cdef int64_t* rows
     cdef const uint8_t** hp
+    cdef const uint8_t** hpz        # the same, NULL replaced by 288 zero bytes (BIN fields)
+    cdef int64_t nunframed          # the chunk's rows without a header
     cdef int64_t rowcap
     cdef Col* cb
     cdef Col* ca
@@ -979,7 +1006,8 @@ cdef class TableOut:
     cdef int64_t ccap
     cdef uint8_t* lsz               # per column: the bytes of its length (0: fixed width)
     cdef WCol* wcol                 # per column: where _walk finds it
-    cdef const uint8_t** vp         # per side, column and chunk row: where its value lies
+    cdef const uint8_t** vp         # per side, column and block row i, at
+                                    # (side * ncols + column) * BLOCK + i: where its value lies
     cdef int32_t* vl                # and its length (both from _walk)
     cdef const uint8_t** ip         # per side and chunk row: the image, where it ends, and
     cdef const uint8_t** iend       # its offset in its record's data
@@ -1073,7 +1101,7 @@ cdef class TableOut:
     def __dealloc__(self):
         free(self.kind); free(self.width); free(self.prec); free(self.nullable); free(self.tz)
         free(self.h_kind); free(self.h_off); free(self.h_width)
-        free(self.errs); free(self.raw); free(self.rows); free(self.hp)
+        free(self.errs); free(self.raw); free(self.rows); free(self.hp); free(self.hpz)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
         free(self.lsz); free(self.wcol); free(self.vp); free(self.vl); free(self.ip)
         free(self.iend); free(self.ibase); free(self.todo); free(self.todoimg); free(self.hard)
@@ -1201,6 +1229,7 @@ cdef class TableOut:
             self.rowcap = max(fr.nrec, 2 * self.rowcap)
             self.rows = <int64_t*>_grow(self.rows, self.rowcap * 8)
             self.hp = <const uint8_t**>_grow(self.hp, self.rowcap * sizeof(uint8_t*))
+            self.hpz = <const uint8_t**>_grow(self.hpz, self.rowcap * sizeof(uint8_t*))
         for r in range(fr.nrec):
             t = fr.r_tab[r]
             if t < 0:
@@ -1217,9 +1246,12 @@ cdef class TableOut:
             k += 1
         if k == 0:
             return 0
+        self.nunframed = 0
         for r in range(k):
             t = fr.r_tab[self.rows[r]]
             self.hp[r] = (fr.data + fr.r_h[self.rows[r]]) if t >= 0 else NULL
+            self.hpz[r] = self.hp[r] if t >= 0 else ZERO_HEADER
+            self.nunframed += t < 0
         cdef int64_t row0 = self.seq.length
         self._reserve(k)
         self._envelope(fr, k, row0)
@@ -1442,6 +1474,7 @@ cdef class TableOut:
         cdef const uint8_t* p
         cdef const uint8_t* prev = NULL
         cdef const uint8_t** hp = self.hp
+        cdef const uint8_t** hpz = self.hpz
         cdef uint8_t* data
         cdef uint8_t* valid = c.valid
         cdef int32_t* offs
@@ -1459,18 +1492,21 @@ cdef class TableOut:
         # BIN fields are null only where the record could not be framed
         if kind == H_BIN1 or kind == H_BIN2 or kind == H_BIN4 or kind == H_BINX:
             _or_bits(valid + (row0 >> 3), self.framedbm, ((row0 + k + 7) >> 3) - (row0 >> 3))
+        # (their values: zero where null, from hpz, a loop without a branch)
         if kind == H_BIN2:
             for i in range(k):
-                if hp[i] != NULL:
-                    (<int32_t*>data)[row0 + i] = <int32_t>be16(hp[i] + off)
+                (<int32_t*>data)[row0 + i] = <int32_t>be16(hpz[i] + off)
         elif kind == H_BIN1:
             for i in range(k):
-                if hp[i] != NULL:
-                    (<int16_t*>data)[row0 + i] = hp[i][off]
+                (<int16_t*>data)[row0 + i] = hpz[i][off]
         elif kind == H_BIN4:
             for i in range(k):
-                if hp[i] != NULL:
-                    (<int64_t*>data)[row0 + i] = <int64_t>be32(hp[i] + off)
+                (<int64_t*>data)[row0 + i] = <int64_t>be32(hpz[i] + off)
+        elif kind == H_BINX and self.nunframed == 0:
+            for i in range(k):
+                copy_exact(data + dlen, hpz[i] + off, w)
+                dlen += w
+                offs[row0 + i + 1] = <int32_t>dlen
         elif kind == H_BINX:
             for i in range(k):
                 row = row0 + i
@@ -1773,8 +1809,9 @@ cdef class TableOut:
         need more. Null bytes of length-prefixed columns that are neither X'00' nor X'FF'
         are reported after the walk (rare)."""
         cdef int64_t ncols = self.ncols, nbs = self.nbstride, ii = side * BLOCK + i - self.i0
-        cdef const uint8_t** vp = self.vp + ii * ncols
-        cdef int32_t* vl = self.vl + ii * ncols
+        # column j of this row: vp[j * BLOCK] (see _column)
+        cdef const uint8_t** vp = self.vp + side * ncols * BLOCK + i - self.i0
+        cdef int32_t* vl = self.vl + side * ncols * BLOCK + i - self.i0
         cdef const WCol* wc = self.wcol
         cdef const WCol* c
         cdef int64_t j = 0, q = 0, ln, s
@@ -1790,7 +1827,7 @@ cdef class TableOut:
             if c.runlen:                            # fixed-width columns
                 if c.runlen > n - q:
                     return -1
-                vp[j] = p + q
+                vp[j * BLOCK] = p + q
                 q += c.runlen
                 j = c.runend
                 continue
@@ -1813,8 +1850,8 @@ cdef class TableOut:
             if ln > n - s:
                 return -1
             q = s + ln
-            vp[j] = p + s
-            vl[j] = <int32_t>ln
+            vp[j * BLOCK] = p + s
+            vl[j * BLOCK] = <int32_t>ln
             if nb:
                 nulls[j * nbs] |= bit
                 odd |= nb != 0xFF
@@ -1822,7 +1859,7 @@ cdef class TableOut:
         if odd:
             for j in range(ncols):
                 if self.nullable[j] and wc[j].width == 0:
-                    s = (vp[j] - p) - self.lsz[j] - 1           # the null byte's offset
+                    s = (vp[j * BLOCK] - p) - self.lsz[j] - 1   # the null byte's offset
                     nb = p[s]
                     if nb != 0 and nb != 0xFF:
                         self._err(row, E_NULL_BYTE,
@@ -1841,8 +1878,8 @@ cdef class TableOut:
         cdef int64_t n = self.ncols, nbs = self.nbstride
         cdef const WCol* c = self.wcol + j
         cdef int64_t voff = c.voff, width = c.width
-        cdef const uint8_t** vp = self.vp + side * BLOCK * n + c.run0   # block row i: vp[i * n]
-        cdef const int32_t* vl = self.vl + side * BLOCK * n + j
+        cdef const uint8_t** vp = self.vp + (side * n + c.run0) * BLOCK  # block row i: vp[i]
+        cdef const int32_t* vl = self.vl + (side * n + j) * BLOCK
         cdef const uint8_t* img = self.imgbm + side * nbs
         cdef uint8_t* nul = self.nulbm + (side * n + j) * nbs
         cdef const uint8_t** iend = self.iend + side * BLOCK
@@ -1859,7 +1896,7 @@ cdef class TableOut:
             nval = 0
             for w in range(self.nimg[side]):
                 i = todo[w]
-                nb = vp[i * n][voff - 1]
+                nb = vp[i][voff - 1]
                 td[nval] = i
                 nval += nb == 0
                 if nb:
@@ -1893,19 +1930,19 @@ cdef class TableOut:
         if kind == K_I16:
             for w in range(nval):
                 i = todo[w]
-                (<int16_t*>data)[rb + i] = <int16_t>be16(vp[i * n] + voff)
+                (<int16_t*>data)[rb + i] = <int16_t>be16(vp[i] + voff)
         elif kind == K_I32:
             for w in range(nval):
                 i = todo[w]
-                (<int32_t*>data)[rb + i] = <int32_t>be32(vp[i * n] + voff)
+                (<int32_t*>data)[rb + i] = <int32_t>be32(vp[i] + voff)
         elif kind == K_I64:
             for w in range(nval):
                 i = todo[w]
-                (<int64_t*>data)[rb + i] = <int64_t>be64(vp[i * n] + voff)
+                (<int64_t*>data)[rb + i] = <int64_t>be64(vp[i] + voff)
         elif kind == K_DEC:
             for w in range(nval):
                 i = todo[w]
-                v = vp[i * n] + voff
+                v = vp[i] + voff
                 ok = packed_decimal(v, width, prec, &dv, iend[i] - v)
                 # two 8-byte stores: one 16-byte copy of a value just built in two halves
                 # would stall on the store-to-load forward
@@ -1916,31 +1953,31 @@ cdef class TableOut:
         elif kind == K_F32 and self.hfp:
             for w in range(nval):
                 i = todo[w]
-                xd = hfp32(vp[i * n] + voff)
+                xd = hfp32(vp[i] + voff)
                 (<float*>data)[rb + i] = <float>xd
                 if xd > 3.4028234663852886e38 or xd < -3.4028234663852886e38:
                     self._bad(fr, side, j, i)
         elif kind == K_F32:
             for w in range(nval):
                 i = todo[w]
-                bits = be32(vp[i * n] + voff)
+                bits = be32(vp[i] + voff)
                 memcpy(&fx, &bits, 4)
                 (<float*>data)[rb + i] = fx
         elif kind == K_F64 and self.hfp:
             for w in range(nval):
                 i = todo[w]
-                (<double*>data)[rb + i] = hfp64(vp[i * n] + voff)
+                (<double*>data)[rb + i] = hfp64(vp[i] + voff)
         elif kind == K_F64:
             for w in range(nval):
                 i = todo[w]
-                bits = be64(vp[i * n] + voff)
+                bits = be64(vp[i] + voff)
                 memcpy(&xd, &bits, 8)
                 (<double*>data)[rb + i] = xd
         elif kind == K_BOOL:
             for w in range(nval):
                 i = todo[w]
                 row = rb + i
-                v = vp[i * n] + voff
+                v = vp[i] + voff
                 if v[0] == 1:
                     data[row >> 3] |= <uint8_t>(1 << (row & 7))
                 elif v[0] != 0:
@@ -1948,7 +1985,7 @@ cdef class TableOut:
         elif kind == K_DATE:                        # the SWAR parsers in place, else the
             for w in range(nval):                   # careful ones decide
                 i = todo[w]
-                v = vp[i * n] + voff
+                v = vp[i] + voff
                 if date10_cp(v, 10, cpage, &iv) != 1:
                     if not (parse_date10(v, 10, a, &iv) and iv == <int32_t>iv):
                         self._bad(fr, side, j, i)
@@ -1956,17 +1993,17 @@ cdef class TableOut:
         elif kind == K_TIME:
             for w in range(nval):
                 i = todo[w]
-                v = vp[i * n] + voff
+                v = vp[i] + voff
                 if clock_cp(v, 8, cpage, &us, &iv) != 1 or iv != 8:
                     if not parse_time(v, 8, a, &us):
                         self._bad(fr, side, j, i)
                 (<int64_t*>data)[rb + i] = us
         else:                                       # TIMESTAMP, with or without zone
-            nh = _ts_column(vp, voff, width, iend, n, todo, nval, tsz, cpage, <int64_t*>data + rb,
+            nh = _ts_column(vp, voff, width, iend, 1, todo, nval, tsz, cpage, <int64_t*>data + rb,
                              hard)
             for w in range(nh):                     # what the fast parsers leave
                 i = hard[w]
-                v = vp[i * n] + voff
+                v = vp[i] + voff
                 if not parse_timestamp(v, width, a, tsz, &us):
                     us = 0
                     self._bad(fr, side, j, i)
@@ -1982,8 +2019,8 @@ cdef class TableOut:
         cdef int64_t n = self.ncols, rb = row0 + i0
         cdef const WCol* c = self.wcol + j
         cdef int64_t voff = c.voff, width = c.width
-        cdef const uint8_t** vp = self.vp + side * BLOCK * n + c.run0   # block row i: vp[i * n]
-        cdef const int32_t* vl = self.vl + side * BLOCK * n + j
+        cdef const uint8_t** vp = self.vp + (side * n + c.run0) * BLOCK  # block row i: vp[i]
+        cdef const int32_t* vl = self.vl + (side * n + j) * BLOCK
         cdef const uint8_t** iend = self.iend + side * BLOCK
         cdef list cols = self.before if side == 0 else self.after
         cdef Col* cs = self.cb if side == 0 else self.ca
@@ -2008,7 +2045,7 @@ cdef class TableOut:
             need = nval * width
         else:
             for w in range(nval):
-                need += vl[todo[w] * n]
+                need += vl[todo[w]]
         need = 3 * need + 40 if what == 3 else (2 * need if what == 1 else need)
         if cs[j].dlen + need > cs[j].dcap:
             self._grow_var(cols, cs, j, need)
@@ -2019,8 +2056,8 @@ cdef class TableOut:
             i = todo[w]
             row = rb + i
             offsets_to(offs, nxt, row, dlen)        # the rows before it without a value
-            v = vp[i * n] + voff
-            ln = width if width else vl[i * n]
+            v = vp[i] + voff
+            ln = width if width else vl[i]
             if what == 3 and ln <= 8 and iend[i] - v >= 8 and cp_ascii8(v, ln, a, data + dlen):
                 o = ln                              # a code, a flag, a short name
             elif what == 3 and cpu8 != NULL and ln > 8:
@@ -2056,7 +2093,7 @@ cdef class TableOut:
         for w in range(nimg):
             i = todo[w]
             ii = side * BLOCK + i
-            p = self.vp[ii * n + c.run0] + c.voff - 1
+            p = self.vp[(side * n + c.run0) * BLOCK + i] + c.voff - 1
             if p[0] != 0 and p[0] != 0xFF:
                 r = self.rows[self.i0 + i]
                 self._err(self.row0 + self.i0 + i, E_NULL_BYTE,
@@ -2071,8 +2108,8 @@ cdef class TableOut:
         cdef int64_t n = self.ncols, ii = side * BLOCK + i
         cdef int64_t row = self.row0 + self.i0 + i, r = self.rows[self.i0 + i]
         cdef const WCol* c = self.wcol + j
-        cdef const uint8_t* v = self.vp[ii * n + c.run0] + c.voff
-        cdef int64_t ln = c.width if c.width else self.vl[ii * n + j]
+        cdef const uint8_t* v = self.vp[(side * n + c.run0) * BLOCK + i] + c.voff
+        cdef int64_t ln = c.width if c.width else self.vl[(side * n + j) * BLOCK + i]
         # the column's entry starts at its null byte, then its length
         cdef int64_t vpos = (v - self.ip[ii]) - self.lsz[j] - self.nullable[j]
         bits_set(self.nulbm + (side * n + j) * self.nbstride - self.bm0, row)
