@@ -53,7 +53,6 @@ cdef extern from "cdcfast/_text.h":
     ts_fn _ts_choose "cdc_timestamp_choose"(int allow_simd) noexcept nogil
     ctypedef int64_t (*tscol_fn "cdc_ts_column_fn")(const uint8_t** vp, int64_t voff,
                                                     int64_t width, const uint8_t** iend,
-                                                    int64_t stride,
                                                     const int64_t* todo, int64_t nval,
                                                     int with_zone, const cdc_cp* cp,
                                                     int64_t* out, int64_t* hard) noexcept nogil
@@ -1999,7 +1998,7 @@ cdef class TableOut:
                         self._bad(fr, side, j, i)
                 (<int64_t*>data)[rb + i] = us
         else:                                       # TIMESTAMP, with or without zone
-            nh = _ts_column(vp, voff, width, iend, 1, todo, nval, tsz, cpage, <int64_t*>data + rb,
+            nh = _ts_column(vp, voff, width, iend, todo, nval, tsz, cpage, <int64_t*>data + rb,
                              hard)
             for w in range(nh):                     # what the fast parsers leave
                 i = hard[w]

@@ -74,21 +74,23 @@ static inline int cdc_dim(int64_t y, int64_t m)
     return dim[m];
 }
 
-/* The first day of each month of the years CDC_YM_Y0 ... CDC_YM_Y0 + CDC_YM_NY - 1 (where
- * change data's dates lie), as days since 1970-01-01, and the month after the last: a date's
- * check and conversion in two loads (a month's length is the difference of two entries).
+/* The first day of each month of the years CDC_YM_Y0 ... CDC_YM_Y0 + 255 (where change
+ * data's dates lie) as days since 1970-01-01, 16 entries a year: entry 0 is January's (and
+ * 13-15 the next January's), so that a month's length is the difference of its entry and the
+ * next, and months 0 and 13-15 have none. A date's check and conversion in two loads.
  * Filled when the module loads (a GCC constructor); elsewhere every date takes the formula. */
 #define CDC_YM_Y0 1900
-#define CDC_YM_NY 256
 #if defined(__GNUC__)
-static int32_t cdc_ym_days[CDC_YM_NY * 12 + 1];
-static int cdc_ym_ready;
+static int32_t cdc_ym_days[256 * 16 + 1];
 
 __attribute__((constructor)) static void cdc_ym_init(void)
 {
-    for (uint32_t i = 0; i <= CDC_YM_NY * 12; i++)
-        cdc_ym_days[i] = (int32_t)cdc_days_from_civil_u(CDC_YM_Y0 + i / 12, i % 12 + 1, 1);
-    cdc_ym_ready = 1;
+    for (uint32_t y = 0; y < 256; y++)
+        for (uint32_t m = 0; m < 16; m++)
+            cdc_ym_days[16 * y + m] = (int32_t)(m == 0 ? cdc_days_from_civil_u(CDC_YM_Y0 + y, 1, 1)
+                                                : m <= 12 ? cdc_days_from_civil_u(CDC_YM_Y0 + y, m, 1)
+                                                : cdc_days_from_civil_u(CDC_YM_Y0 + y + 1, 1, 1));
+    cdc_ym_days[256 * 16] = (int32_t)cdc_days_from_civil_u(CDC_YM_Y0 + 256, 1, 1);
 }
 #endif
 
@@ -100,12 +102,12 @@ __attribute__((always_inline))              /* (GCC would call it: two loads and
 static inline int cdc_civil_days(int64_t y, int64_t m, int64_t d, int64_t* days)
 {
 #if defined(__GNUC__)
-    uint64_t i = (uint64_t)((y - CDC_YM_Y0) * 12 + m - 1);
-    if ((uint64_t)(m - 1) < 12 && i < CDC_YM_NY * 12 && cdc_ym_ready) {
-        int64_t first = cdc_ym_days[i];
-        if ((uint64_t)(d - 1) >= (uint64_t)(cdc_ym_days[i + 1] - first))
+    uint64_t yy = (uint64_t)(y - CDC_YM_Y0);
+    if (((yy | (uint64_t)m << 4) >> 8) == 0) {  /* a year of the table, a month below 16 */
+        const int32_t* e = cdc_ym_days + 16 * yy + m;
+        if ((uint64_t)(d - 1) >= (uint64_t)(int64_t)(e[1] - e[0]))
             return 0;
-        *days = first + d - 1;
+        *days = e[0] + d - 1;
         return 1;
     }
 #endif
@@ -481,26 +483,38 @@ static inline int cdc_timestamp_scalar(const uint8_t* p, int64_t n, int with_zon
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+/* The code page's characters as the SIMD form compares them: its zero in every byte, the
+ * first 16 bytes' separators ('-' at 4, 7, 10; '.' at 13) and '.' in every byte. */
+typedef struct {
+    __m128i zone, ta, dot;
+} cdc_ts_vecs;
+
+__attribute__((target("ssse3"))) static inline cdc_ts_vecs cdc_ts_vecs_of(const cdc_cp* cp)
+{
+    const __m128i minus = _mm_set1_epi8((char)cp->minus), dot = _mm_set1_epi8((char)cp->dot);
+    const __m128i ma = _mm_setr_epi8(0, 0, 0, 0, -1, 0, 0, -1, 0, 0, -1, 0, 0, 0, 0, 0);
+    cdc_ts_vecs v = {_mm_set1_epi8((char)cp->zone),
+                     _mm_or_si128(_mm_and_si128(minus, ma), _mm_andnot_si128(ma, dot)), dot};
+    return v;
+}
+
 /* Db2's own form, YYYY-MM-DD-HH.MM.SS[.f] with 1-6 fraction digits (and with_zone, a zone
  * after it), in two 16-byte words (SSSE3): every byte's class (digit, separator) in two
  * compares, the twenty digits gathered by one shuffle each and paired by one multiply-add.
  * About a third of the scalar form's instructions. Anything else (other separators, 7 or more
  * fraction digits, fewer than 32 readable bytes) goes to cdc_timestamp_cp, so this accepts
- * only what that accepts, with the same value. */
-__attribute__((target("ssse3")))
-static inline int cdc_timestamp_ssse3(const uint8_t* p, int64_t n, int with_zone, const cdc_cp* cp,
-                               int64_t* us, int64_t readable)
+ * only what that accepts, with the same value. The code page's vectors come made (cv). */
+__attribute__((target("ssse3"), always_inline))
+static inline int cdc_timestamp_ssse3v(const uint8_t* p, int64_t n, int with_zone,
+                                       const cdc_cp* cp, int64_t* us, int64_t readable,
+                                       const cdc_ts_vecs cv)
 {
     if (n < 19 || readable < 32)
         return cdc_timestamp_cp(p, n, with_zone, cp, us);
     const __m128i a = _mm_loadu_si128((const __m128i*)p);
     const __m128i b = _mm_loadu_si128((const __m128i*)(p + 16));
-    const __m128i zone = _mm_set1_epi8((char)cp->zone), nine = _mm_set1_epi8(9);
+    const __m128i zone = cv.zone, nine = _mm_set1_epi8(9), ta = cv.ta, dot = cv.dot;
     const __m128i da = _mm_sub_epi8(a, zone), db = _mm_sub_epi8(b, zone);
-    /* the separators' places: '-' at 4, 7, 10; '.' at 13, 16 and 19 */
-    const __m128i minus = _mm_set1_epi8((char)cp->minus), dot = _mm_set1_epi8((char)cp->dot);
-    const __m128i ma = _mm_setr_epi8(0, 0, 0, 0, -1, 0, 0, -1, 0, 0, -1, 0, 0, 0, 0, 0);
-    const __m128i ta = _mm_or_si128(_mm_and_si128(minus, ma), _mm_andnot_si128(ma, dot));
     uint32_t dig = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(da, nine), da))
         | (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(db, nine), db)) << 16;
     uint32_t sep = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a, ta))
@@ -531,31 +545,50 @@ static inline int cdc_timestamp_ssse3(const uint8_t* p, int64_t n, int with_zone
         1, 2, 4, 5, 6, 7, 8, 9, -1, -1, -1, -1, -1, -1, -1, -1)));
     const __m128i tens = _mm_set1_epi16(0x010A);  /* pairs: 10 * first + second */
     const __m128i pa = _mm_maddubs_epi16(va, tens), pb = _mm_maddubs_epi16(vb, tens);
-    uint64_t lo = (uint64_t)_mm_cvtsi128_si64(pa);
-    uint64_t hi = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(pa, pa));
-    uint64_t sf = (uint64_t)_mm_cvtsi128_si64(pb);
+    /* the fields' ranges at once: YY YY MM DD hh mm in pa, ss and the fraction's pairs in pb
+       (hour 24 is left to the careful parser; a month or day of 0 fails in cdc_civil_days) */
+    if (_mm_movemask_epi8(_mm_or_si128(
+            _mm_cmpgt_epi16(pa, _mm_setr_epi16(99, 99, 12, 31, 23, 59, 0, 0)),
+            _mm_cmpgt_epi16(pb, _mm_setr_epi16(59, 99, 99, 99, 0, 0, 0, 0)))))
+        return -1;
+    /* hh * 3600 + mm * 60 in pa's third 32-bit lane; the µs as f01 * 10000 and
+       f23 * 100 + f45 in pb's first two */
+    const __m128i hm = _mm_madd_epi16(pa, _mm_setr_epi16(0, 0, 0, 0, 3600, 60, 0, 0));
+    const __m128i fu = _mm_madd_epi16(pb, _mm_setr_epi16(0, 10000, 100, 1, 0, 0, 0, 0));
+    uint64_t lo = (uint64_t)_mm_cvtsi128_si64(pa), fq = (uint64_t)_mm_cvtsi128_si64(fu);
     int64_t y = (int64_t)(lo & 0xFFFF) * 100 + (int64_t)(lo >> 16 & 0xFFFF);
-    int64_t m = (int64_t)(lo >> 32 & 0xFFFF), d = (int64_t)(lo >> 48);
-    int64_t h = (int64_t)(hi & 0xFFFF), mi = (int64_t)(hi >> 16 & 0xFFFF);
-    int64_t s = (int64_t)(sf & 0xFFFF);
-    int64_t f = (int64_t)(sf >> 16 & 0xFFFF) * 10000 + (int64_t)(sf >> 32 & 0xFFFF) * 100
-        + (int64_t)(sf >> 48);
-    return cdc_ts_finish(p, k, n, with_zone, cp, y, m, d, h, mi, s, f, us);
+    int64_t m = (int64_t)(lo >> 32 & 0xFFFF), d = (int64_t)(lo >> 48), days;
+    int64_t sod = _mm_cvtsi128_si32(_mm_unpackhi_epi64(hm, hm))
+        + (_mm_cvtsi128_si32(pb) & 0xFFFF);
+    if (!cdc_civil_days(y, m, d, &days))
+        return -1;
+    int64_t r = (days * 86400 + sod) * 1000000LL + (int64_t)(uint32_t)fq + (int64_t)(fq >> 32);
+    if (k < n && (!with_zone || cdc_zone_cp(p, k, n, cp, &r) != 1))
+        return -1;
+    *us = r;
+    return 1;
+}
+
+__attribute__((target("ssse3")))
+static inline int cdc_timestamp_ssse3(const uint8_t* p, int64_t n, int with_zone, const cdc_cp* cp,
+                               int64_t* us, int64_t readable)
+{
+    return cdc_timestamp_ssse3v(p, n, with_zone, cp, us, readable, cdc_ts_vecs_of(cp));
 }
 #endif
 
 /* One column's timestamps over a block of rows: row todo[w] (w < nval) has its text at
- * vp[todo[w] * stride] + voff, width bytes long, readable up to iend[todo[w]]; its µs go to
+ * vp[todo[w]] + voff, width bytes long, readable up to iend[todo[w]]; its µs go to
  * out[todo[w]]. The rows the fast parsers leave to the careful one are listed in hard;
- * returns how many. A loop of its own so that the parser is inlined into it. */
+ * returns how many. A loop of its own so that the parser is inlined into it, with the code
+ * page's characters made into vectors once. */
 typedef int64_t (*cdc_ts_column_fn)(const uint8_t* const* vp, int64_t voff, int64_t width,
-                                    const uint8_t* const* iend, int64_t stride,
-                                    const int64_t* todo, int64_t nval, int with_zone,
-                                    const cdc_cp* cp, int64_t* out, int64_t* hard);
+                                    const uint8_t* const* iend, const int64_t* todo,
+                                    int64_t nval, int with_zone, const cdc_cp* cp,
+                                    int64_t* out, int64_t* hard);
 
 static inline int64_t cdc_ts_column_scalar(const uint8_t* const* vp, int64_t voff,
                                            int64_t width, const uint8_t* const* iend,
-                                           int64_t stride,
                                            const int64_t* todo, int64_t nval, int with_zone,
                                            const cdc_cp* cp, int64_t* out, int64_t* hard)
 {
@@ -563,7 +596,7 @@ static inline int64_t cdc_ts_column_scalar(const uint8_t* const* vp, int64_t vof
     (void)iend;
     for (int64_t w = 0; w < nval; w++) {
         int64_t i = todo[w];
-        if (cdc_timestamp_cp(vp[i * stride] + voff, width, with_zone, cp, out + i) != 1)
+        if (cdc_timestamp_cp(vp[i] + voff, width, with_zone, cp, out + i) != 1)
             hard[nh++] = i;
     }
     return nh;
@@ -573,15 +606,15 @@ static inline int64_t cdc_ts_column_scalar(const uint8_t* const* vp, int64_t vof
 __attribute__((target("ssse3")))
 static inline int64_t cdc_ts_column_ssse3(const uint8_t* const* vp, int64_t voff,
                                           int64_t width, const uint8_t* const* iend,
-                                          int64_t stride,
                                           const int64_t* todo, int64_t nval, int with_zone,
                                           const cdc_cp* cp, int64_t* out, int64_t* hard)
 {
+    const cdc_ts_vecs cv = cdc_ts_vecs_of(cp);
     int64_t nh = 0;
     for (int64_t w = 0; w < nval; w++) {
         int64_t i = todo[w];
-        const uint8_t* v = vp[i * stride] + voff;
-        if (cdc_timestamp_ssse3(v, width, with_zone, cp, out + i, iend[i] - v) != 1)
+        const uint8_t* v = vp[i] + voff;
+        if (cdc_timestamp_ssse3v(v, width, with_zone, cp, out + i, iend[i] - v, cv) != 1)
             hard[nh++] = i;
     }
     return nh;
