@@ -1018,9 +1018,9 @@ cdef class TableOut:
     cdef int64_t row0, i0
     cdef uint8_t* okbm              # per chunk: rows whose images were read (changed and
     cdef uint8_t* insbm             # present valid), rows all changed (inserts), as bitmaps
+    cdef uint8_t* updbm             # per chunk: update rows whose two images were read
     cdef uint8_t* imgbm             # per chunk and side: rows whose image was read
     cdef uint8_t* nulbm             # per chunk, side and column: its nulls (and bad values)
-    cdef int64_t* updrows           # per chunk: update rows whose two images were read
     cdef int64_t bmcap, nbstride, bm0
     cdef uint8_t* framedbm          # per chunk: rows whose record was framed (header fields
     cdef int64_t fbcap              # that are never null are valid exactly there)
@@ -1104,8 +1104,8 @@ cdef class TableOut:
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
         free(self.lsz); free(self.wcol); free(self.vp); free(self.vl); free(self.ip)
         free(self.iend); free(self.ibase); free(self.todo); free(self.todoimg); free(self.hard)
-        free(self.okbm); free(self.insbm); free(self.imgbm)
-        free(self.nulbm); free(self.updrows); free(self.framedbm)
+        free(self.okbm); free(self.insbm); free(self.updbm); free(self.imgbm)
+        free(self.nulbm); free(self.framedbm)
 
     cdef void _runs(self) noexcept:
         """The columns' WCol entries: runs of fixed-width columns with their offsets."""
@@ -1686,14 +1686,15 @@ cdef class TableOut:
             self.bmcap = max(nbs, 2 * self.bmcap)
             self.okbm = <uint8_t*>_grow(self.okbm, self.bmcap)
             self.insbm = <uint8_t*>_grow(self.insbm, self.bmcap)
+            self.updbm = <uint8_t*>_grow(self.updbm, self.bmcap)
             self.imgbm = <uint8_t*>_grow(self.imgbm, 2 * self.bmcap)
             self.nulbm = <uint8_t*>_grow(self.nulbm, 2 * (n + 1) * self.bmcap)
-        self.updrows = <int64_t*>_grow(self.updrows, (k + 1) * 8)
         self.nbstride = nbs
         self.bm0 = b0
         self.row0 = row0
         memset(self.okbm, 0, nbs)
         memset(self.insbm, 0, nbs)
+        memset(self.updbm, 0, nbs)
         memset(self.imgbm, 0, 2 * nbs)
         memset(self.nulbm, 0, 2 * n * nbs)
         cdef int64_t i0, i1
@@ -1756,7 +1757,7 @@ cdef class TableOut:
                     if op == OP_C:
                         bits_set(self.insbm - b0, row)
                     elif op == OP_U:
-                        self.updrows[nupd] = row
+                        bits_set(self.updbm - b0, row)
                         nupd += 1
             for side in range(2):
                 # the block's rows with this side's image: every column's rows, less its nulls
@@ -1777,8 +1778,9 @@ cdef class TableOut:
                 for t in range(nb):
                     vd[t] |= img[t] & ~nul[t]
         # updates: changed where before and after differ (their validity is final now)
-        for j in range(n):
-            _changed(self.cb + j, self.ca + j, self.cc[j].data, self.updrows, nupd)
+        if nupd:
+            for j in range(n):
+                _changed(self.cb + j, self.ca + j, self.cc[j].data, self.updbm, b0, nb)
         # changed / present of the chunk's rows: valid where the images were read, present
         # all true there, changed all true for inserts (updates' bits are set above)
         _or_bits(self.changed_v.valid + b0, self.okbm, nb)
@@ -2187,38 +2189,47 @@ cdef inline void _or_bits(uint8_t* dst, const uint8_t* src, int64_t n) noexcept 
         dst[i] |= src[i]
 
 
-cdef void _changed(const Col* b, const Col* a, uint8_t* chg, const int64_t* rows,
-                   int64_t nrows) noexcept nogil:
-    """Into the bitmap chg, the rows (nrows of them) where one column's before and after
-    values differ: null-safe, values compared by their bytes; a loop for each layout (and
-    the common widths), which each column keeps."""
-    cdef int64_t t, row, byte, w = b.width, n
-    cdef uint8_t bit, diff
-    cdef const uint8_t* bv = b.valid
-    cdef const uint8_t* av = a.valid
+cdef void _changed(const Col* b, const Col* a, uint8_t* chg, const uint8_t* upd, int64_t b0,
+                   int64_t nb) noexcept nogil:
+    """Into the bitmap chg, the update rows (upd: a bitmap of the chunk's, nb bytes from byte
+    b0) where one column's before and after values differ: where one of the two is null, 8
+    rows at a time, then where both are valid and their bytes differ."""
+    cdef int64_t t, row, w = b.width, n
+    cdef uint8_t m, x, y
+    cdef bint diff
+    cdef const uint8_t* bv = b.valid + b0
+    cdef const uint8_t* av = a.valid + b0
+    cdef uint8_t* cg = chg + b0
     cdef const uint8_t* bd = b.data
     cdef const uint8_t* ad = a.data
-    for t in range(nrows):
-        row = rows[t]
-        byte = row >> 3
-        bit = <uint8_t>(1 << (row & 7))
-        diff = (bv[byte] ^ av[byte]) & bit          # one of the two null
-        if not diff and (bv[byte] & bit):           # both valid: their values
-            if b.layout == FIXED:
-                if w == 8:
-                    diff = load_le64(bd + 8 * row) != load_le64(ad + 8 * row)
-                elif w == 4:
-                    diff = (<const uint32_t*>bd)[row] != (<const uint32_t*>ad)[row]
-                else:
-                    diff = not eq_exact(bd + row * w, ad + row * w, w)
-            elif b.layout == BITS:
-                diff = ((bd[byte] ^ ad[byte]) & bit) != 0
+    # 0: 8 bytes, 1: 4 bytes, 2: other fixed widths, 3: bits, 4: offsets
+    cdef int lay = (0 if w == 8 else 1 if w == 4 else 2) if b.layout == FIXED else (
+        3 if b.layout == BITS else 4)
+    for t in range(nb):
+        m = upd[t]
+        if not m:
+            continue
+        x = bv[t]
+        y = av[t]
+        cg[t] |= m & (x ^ y)
+        m &= x & y
+        while m:
+            row = 8 * (b0 + t) + _ctz(m)
+            if lay == 0:
+                diff = load_le64(bd + 8 * row) != load_le64(ad + 8 * row)
+            elif lay == 1:
+                diff = (<const uint32_t*>bd)[row] != (<const uint32_t*>ad)[row]
+            elif lay == 2:
+                diff = not eq_exact(bd + row * w, ad + row * w, w)
+            elif lay == 3:
+                diff = ((bd[row >> 3] ^ ad[row >> 3]) >> (row & 7)) & 1
             else:
                 n = b.offs[row + 1] - b.offs[row]
                 diff = n != a.offs[row + 1] - a.offs[row] or not eq_exact(
                     bd + b.offs[row], ad + a.offs[row], n)
-        if diff:
-            chg[byte] |= bit
+            if diff:
+                cg[t] |= m & -m                     # (the lowest bit of m: this row's)
+            m &= m - 1
 
 
 def record_starts(data, str framing, int64_t step):
