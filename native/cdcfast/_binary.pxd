@@ -46,9 +46,16 @@ cdef extern from *:
     static inline uint64_t cdc_nibbles_bad(uint64_t x) {
         return x & ((x << 1) | (x << 2)) & 0x8888888888888888ULL;
     }
+    /* A 128-bit value as Arrow stores it, low half first: two 8-byte stores (a 128-bit
+       store, or a value built in memory and read back whole, stalls the store forwarding) */
+    static inline void cdc_store128(uint8_t* dst, uint64_t lo, uint64_t hi) {
+        memcpy(dst, &lo, 8);
+        memcpy(dst + 8, &hi, 8);
+    }
     /* packed_decimal for n <= 16 bytes with 16 readable at p: the field as one 128-bit
-       number, the sign nibble shifted out, the digits checked and combined 16 at a time */
-    static inline int cdc_packed16(const uint8_t* p, int n, int prec, __int128* out) {
+       number, the sign nibble shifted out, the digits checked and combined 16 at a time;
+       the value built and negated in two 64-bit halves */
+    static inline int cdc_packed16(const uint8_t* p, int n, int prec, uint8_t* dst) {
         uint64_t w0, w1;
         memcpy(&w0, p, 8);
         memcpy(&w1, p + 8, 8);
@@ -61,16 +68,23 @@ cdef extern from *:
             return 0;
         if (2 * n - 1 > prec && (p[0] >> 4) != 0)
             return 0;
-        /* (up to 15 digits, most columns' values, in one 64-bit word) */
-        unsigned __int128 v = hi ? (unsigned __int128)cdc_nibbles16(hi) * 10000000000000000ULL
-                                   + cdc_nibbles16(lo)
-                                 : cdc_nibbles16(lo);
-        *out = (sign == 0xD || sign == 0xB) ? -(__int128)v : (__int128)v;
+        uint64_t l = cdc_nibbles16(lo), h = 0;
+        if (hi) {                   /* (up to 15 digits, most columns' values: one word) */
+            unsigned __int128 t = (unsigned __int128)cdc_nibbles16(hi) * 10000000000000000ULL + l;
+            l = (uint64_t)t;
+            h = (uint64_t)(t >> 64);
+        }
+        if (sign == 0xD || sign == 0xB) {       /* -(h:l) */
+            h = ~h + (l == 0);
+            l = -l;
+        }
+        cdc_store128(dst, l, h);
         return 1;
     }
     """
     const uint8_t* BCD "cdc_bcd"
-    int packed16 "cdc_packed16"(const uint8_t* p, int n, int prec, cdc_i128* out) nogil
+    int packed16 "cdc_packed16"(const uint8_t* p, int n, int prec, uint8_t* dst) nogil
+    void store128 "cdc_store128"(uint8_t* dst, uint64_t lo, uint64_t hi) nogil
     uint32_t __builtin_bswap32(uint32_t) nogil
     uint64_t __builtin_bswap64(uint64_t) nogil
 
@@ -126,14 +140,16 @@ cdef inline int bcd_timestamp17(const uint8_t* p, int64_t* us) noexcept nogil:
     return 1
 
 
-cdef inline int packed_decimal(const uint8_t* p, int64_t n, int prec, cdc_i128* out,
+cdef inline int packed_decimal(const uint8_t* p, int64_t n, int prec, uint8_t* dst,
                                int64_t readable=0) noexcept nogil:
     """Packed decimal of n bytes (2n - 1 digits, then the sign nibble: C/A/E/F plus, D/B
     minus) holding at most `prec` digits: when 2n - 1 > prec the leading nibble must be 0.
-    With 16 bytes `readable` at p (n <= 16) in a few word operations (cdc_packed16); else
-    the digits gather two a byte through the BCD table, 18 at a time in a 64-bit word."""
+    Its value goes to dst as Arrow's decimal128 (16 bytes, low half first); 0 (dst as it
+    was or not) when the bytes are not such a number. With 16 bytes `readable` at p
+    (n <= 16) in a few word operations (cdc_packed16); else the digits gather two a byte
+    through the BCD table, 18 at a time in a 64-bit word."""
     if readable >= 16 and n <= 16:
-        return packed16(p, <int>n, prec, out)
+        return packed16(p, <int>n, prec, dst)
     cdef int64_t i
     cdef uint64_t lo = 0
     cdef int nlo = 0
@@ -161,7 +177,9 @@ cdef inline int packed_decimal(const uint8_t* p, int64_t n, int prec, cdc_i128* 
     if acc != 0:
         acc = acc * <cdc_i128>_IPOW10[nlo]
     acc += lo
-    out[0] = -acc if (sign == 0xD or sign == 0xB) else acc
+    if sign == 0xD or sign == 0xB:
+        acc = -acc
+    store128(dst, <uint64_t>acc, <uint64_t>(acc >> 64))
     return 1
 
 

@@ -22,7 +22,7 @@ cimport cython
 
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get,
                              offsets_to)
-from cdcfast._values cimport (A, cdc_i128, parse_date10, parse_time, parse_timestamp,
+from cdcfast._values cimport (A, parse_date10, parse_time, parse_timestamp,
                               utf8_valid, cp_to_utf8, cp_ascii8)
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
                               utf16be_to_utf8, civil_days as _civil_days)
@@ -1923,7 +1923,6 @@ cdef class TableOut:
         cdef const cdc_cp* cpage = &self.cpage
         cdef bint ok, tsz = kind == K_TSZ
         cdef int64_t iv, us
-        cdef cdc_i128 dv
         cdef double xd
         cdef float fx
         cdef uint64_t bits
@@ -1944,11 +1943,7 @@ cdef class TableOut:
             for w in range(nval):
                 i = todo[w]
                 v = vp[i] + voff
-                ok = packed_decimal(v, width, prec, &dv, iend[i] - v)
-                # two 8-byte stores: one 16-byte copy of a value just built in two halves
-                # would stall on the store-to-load forward
-                (<uint64_t*>(data + 16 * (rb + i)))[0] = <uint64_t>dv
-                (<uint64_t*>(data + 16 * (rb + i)))[1] = <uint64_t>(dv >> 64)
+                ok = packed_decimal(v, width, prec, data + 16 * (rb + i), iend[i] - v)
                 if not ok:
                     self._bad(fr, side, j, i)
         elif kind == K_F32 and self.hfp:
