@@ -269,15 +269,18 @@ __attribute__((target("avx2"))) static inline int64_t cdc_cp_utf8_avx2(
         if (!hm) {
             _mm256_storeu_si256((__m256i*)(out + o), a);
             o += nv;
-        } else {
+        } else {                                /* 8 at a time: as they are, or expanded */
             const __m128i lo = _mm256_castsi256_si128(a), hi = _mm256_extracti128_si256(a, 1);
-            o += cdc_latin8(lo, nv < 8 ? (int)nv : 8, out + o);
-            if (nv > 8)
-                o += cdc_latin8(_mm_unpackhi_epi64(lo, lo), nv < 16 ? (int)nv - 8 : 8, out + o);
-            if (nv > 16)
-                o += cdc_latin8(hi, nv < 24 ? (int)nv - 16 : 8, out + o);
-            if (nv > 24)
-                o += cdc_latin8(_mm_unpackhi_epi64(hi, hi), (int)nv - 24, out + o);
+            const __m128i g[4] = {lo, _mm_unpackhi_epi64(lo, lo), hi, _mm_unpackhi_epi64(hi, hi)};
+            for (int q = 0; q < 4 && 8 * q < nv; q++) {
+                const int m = nv - 8 * q < 8 ? (int)nv - 8 * q : 8;
+                if (hm >> (8 * q) & 0xFF) {
+                    o += cdc_latin8(g[q], m, out + o);
+                } else {
+                    _mm_storel_epi64((__m128i*)(out + o), g[q]);
+                    o += m;
+                }
+            }
         }
         i += nv;
     }
