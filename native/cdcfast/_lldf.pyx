@@ -35,9 +35,31 @@ from cdcfast._arrow import presize as _presize
 
 cdef extern from *:
     """
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
     static const char cdc_hex_upper[] = "0123456789ABCDEF";
+    /* The 10 bytes at p (16 readable) as 20 upper-case hex digits at out (32 written). */
+    static inline void cdc_hex10(const uint8_t* p, char* out)
+    {
+    #if defined(__SSE2__)
+        const __m128i x = _mm_loadu_si128((const __m128i*)p), f = _mm_set1_epi8(0x0F);
+        const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), f), lo = _mm_and_si128(x, f);
+        const __m128i nine = _mm_set1_epi8(9), zero = _mm_set1_epi8('0'), gap = _mm_set1_epi8(7);
+        __m128i a = _mm_unpacklo_epi8(hi, lo), b = _mm_unpackhi_epi8(hi, lo);
+        a = _mm_add_epi8(_mm_add_epi8(a, zero), _mm_and_si128(_mm_cmpgt_epi8(a, nine), gap));
+        b = _mm_add_epi8(_mm_add_epi8(b, zero), _mm_and_si128(_mm_cmpgt_epi8(b, nine), gap));
+        _mm_storeu_si128((__m128i*)out, a);
+        _mm_storeu_si128((__m128i*)(out + 16), b);
+    #else
+        for (int j = 0; j < 10; j++) {
+            out[2 * j] = cdc_hex_upper[p[j] >> 4];
+            out[2 * j + 1] = cdc_hex_upper[p[j] & 15];
+        }
+    #endif
+    }
     """
-    const char* HEXU "cdc_hex_upper"
+    void hex10 "cdc_hex10"(const uint8_t* p, char* out) nogil
     void prefetch "__builtin_prefetch"(const void* p) nogil
 
 cdef extern from "cdcfast/_text.h":
@@ -1300,7 +1322,7 @@ cdef class TableOut:
         cdef uint8_t* valid
         cdef int64_t dlen
         cdef Column c
-        cdef char txt[20]
+        cdef char txt[32]
         cdef const uint8_t* prev_uor = NULL
         self.schema.reserve_data(k * fr.maxname + 8)
         self.table.reserve_data(k * fr.maxname + 8)
@@ -1360,10 +1382,10 @@ cdef class TableOut:
             row = row0 + i
             if hp[i] != NULL:
                 p = hp[i] + 172
-                if prev_uor == NULL or not eq_exact(p, prev_uor, 10):
-                    for j in range(10):
-                        txt[2 * j] = HEXU[p[j] >> 4]
-                        txt[2 * j + 1] = HEXU[p[j] & 15]
+                # (the 10 bytes as two words: the header's 288 reach past them)
+                if prev_uor == NULL or load_le64(p) != load_le64(prev_uor) \
+                        or load_le64(p + 2) != load_le64(prev_uor + 2):
+                    hex10(p, txt)
                     prev_uor = p
                 memcpy(out + dlen, txt, 20)
                 dlen += 20
@@ -1396,7 +1418,9 @@ cdef class TableOut:
                 continue
             h = fr.r_h[r]
             p = d + h + 144
-            if prev_commit == NULL or not eq_exact(p, prev_commit, 17):
+            if prev_commit == NULL or load_le64(p) != load_le64(prev_commit) \
+                    or load_le64(p + 8) != load_le64(prev_commit + 8) \
+                    or load_le64(p + 9) != load_le64(prev_commit + 9):
                 crc = bcd_timestamp17(p, &cv)
                 prev_commit = p if crc != 0 else NULL
             rc = crc
@@ -1809,8 +1833,8 @@ cdef class TableOut:
         self.present_v.length = row0 + k
         return 0
 
-    cdef int64_t _walk(self, Framer fr, int64_t r, const uint8_t* p, int64_t n, int64_t base,
-                       int side, int64_t i) except -2:
+    cdef inline int64_t _walk(self, Framer fr, int64_t r, const uint8_t* p, int64_t n,
+                              int64_t base, int side, int64_t i) except -2:
         """Where the columns of one image (n bytes at p; base: its offset in the record's
         data; i: the row in the chunk) lie: into vp, where each run of fixed-width columns
         starts (its columns lie at fixed offsets from there, see WCol; `_column` reads their

@@ -87,9 +87,10 @@ __attribute__((constructor)) static void cdc_ym_init(void)
 {
     for (uint32_t y = 0; y < 256; y++)
         for (uint32_t m = 0; m < 16; m++)
-            cdc_ym_days[16 * y + m] = (int32_t)(m == 0 ? cdc_days_from_civil_u(CDC_YM_Y0 + y, 1, 1)
-                                                : m <= 12 ? cdc_days_from_civil_u(CDC_YM_Y0 + y, m, 1)
-                                                : cdc_days_from_civil_u(CDC_YM_Y0 + y + 1, 1, 1));
+            cdc_ym_days[16 * y + m] = (int32_t)(
+                m == 0 ? cdc_days_from_civil_u(CDC_YM_Y0 + y, 1, 1)
+                : m <= 12 ? cdc_days_from_civil_u(CDC_YM_Y0 + y, m, 1)
+                : cdc_days_from_civil_u(CDC_YM_Y0 + y + 1, 1, 1));
     cdc_ym_days[256 * 16] = (int32_t)cdc_days_from_civil_u(CDC_YM_Y0 + 256, 1, 1);
 }
 #endif
