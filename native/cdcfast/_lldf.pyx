@@ -289,16 +289,19 @@ cdef extern from *:
         int64_t pn;                 /* its text's bytes */
         int mode;                   /* 0: null (offsets only), 1: text of at most 16 bytes
                                        (from t1, t2), 2: longer (copied from the row before) */
+        int framed;                 /* every row has its header (no NULL in hp) */
     } cdc_lldf_repeat;
 
-    /* The rows from i on (below k, headers at hp[row], none NULL) whose field repeats rp's
-     * value: the value's text appended for each at data + *dlen, the row's end written to
-     * offs[row]. Returns the first row that does not repeat it. Text of up to 16 bytes comes
-     * from registers (16 bytes written a row: the output has that slack). One loop for each
-     * shape (one word or two; no text, 8 bytes, 16, longer), its values in registers. */
+    /* The rows from i on (below k, headers at hp[row]) whose field repeats rp's value: the
+     * value's text appended for each at data + *dlen, the row's end written to offs[row].
+     * Returns the first row that does not repeat it (or has no header). Text of up to 16
+     * bytes comes from registers (16 bytes written a row: the output has that slack). One
+     * loop for each shape (one word or two; no text, 8 bytes, 16, longer; a NULL header
+     * possible or not), its values in registers. */
     static inline __attribute__((always_inline)) int64_t cdc_lldf_repeat_loop(
         const uint8_t* const* hp, int64_t i, int64_t k, const cdc_lldf_repeat* rp,
-        uint8_t* data, int64_t* dlen, int32_t* offs, const int two, const int copy)
+        uint8_t* data, int64_t* dlen, int32_t* offs, const int two, const int copy,
+        const int framed)
     {
         const int64_t off1 = rp->off1, off2 = rp->off2, pn = rp->pn;
         const uint64_t m1 = rp->m1, m2 = rp->m2, a1 = rp->a1, a2 = rp->a2;
@@ -307,7 +310,7 @@ cdef extern from *:
         for (; i < k; i++) {
             const uint8_t* h = hp[i];
             uint64_t x1, x2;
-            if (h == NULL)
+            if (!framed && h == NULL)
                 break;
             memcpy(&x1, h + off1, 8);
             if (two) {
@@ -336,15 +339,19 @@ cdef extern from *:
                                        int64_t* dlen, int32_t* offs)
     {
         const int copy = rp->mode == 0 ? 0 : rp->mode == 2 ? 17 : rp->pn <= 8 ? 8 : 16;
-        #define CDC_REPEAT(two) \
+        #define CDC_REPEAT(two, framed) \
             switch (copy) { \
-            case 0: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 0); \
-            case 8: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 8); \
-            case 16: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 16); \
-            default: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 17); }
+            case 0: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 0, framed); \
+            case 8: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 8, framed); \
+            case 16: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 16, framed); \
+            default: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 17, framed); }
+        if (rp->framed && rp->off1 != rp->off2)
+            CDC_REPEAT(1, 1)
+        if (rp->framed)
+            CDC_REPEAT(0, 1)
         if (rp->off1 != rp->off2)
-            CDC_REPEAT(1)
-        CDC_REPEAT(0)
+            CDC_REPEAT(1, 0)
+        CDC_REPEAT(0, 0)
         #undef CDC_REPEAT
     }
     """
@@ -352,7 +359,7 @@ cdef extern from *:
         int64_t off1, off2
         uint64_t m1, m2, a1, a2, t1, t2
         int64_t pn
-        int mode
+        int mode, framed
     int64_t repeat_run "cdc_lldf_repeat_run"(const uint8_t** hp, int64_t i, int64_t k,
                                              const cdc_lldf_repeat* rp, uint8_t* data,
                                              int64_t* dlen, int32_t* offs) noexcept nogil
@@ -1610,6 +1617,7 @@ cdef class TableOut:
             rp.m1 = rp.m2 = ~<uint64_t>0
         rp.mode = 0
         rp.pn = 0
+        rp.framed = self.nunframed == 0
         while i < k:
             if hp[i] == NULL:
                 offs[i] = <int32_t>dlen
