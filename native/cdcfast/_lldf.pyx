@@ -2102,7 +2102,7 @@ cdef class TableOut:
             elif what == 3:
                 o = cp_to_utf8(v, ln, a, u8, u8len, data + dlen, iend[i] - v)
             elif what == 0:
-                memcpy(data + dlen, v, ln)
+                copy_exact(data + dlen, v, ln)      # (short ones without a libc call)
                 o = ln
             elif what == 1:
                 o = utf16be_to_utf8(v, ln, data + dlen)
