@@ -583,8 +583,8 @@ cdef class Framer:
         memset(k, 0, KEY)
         k[0] = <uint8_t>olen
         k[1] = <uint8_t>nlen
-        memcpy(k + 2, d + h + 32, olen)
-        memcpy(k + 10, d + h + 40, nlen)
+        copy_exact(k + 2, d + h + 32, olen)         # (short: without a libc call)
+        copy_exact(k + 10, d + h + 40, nlen)
 
     def pending_names(self):
         """(owner bytes, name bytes) of the record waiting for its table to be registered."""
@@ -694,12 +694,13 @@ cdef class Framer:
         be framed (ph.err), 0 the message is over."""
         cdef const uint8_t* d = self.data
         cdef int64_t p = self.pos, left, L, seglen, n
-        cdef int64_t ahead = p + PREFETCH
+        cdef int64_t ahead = p + PREFETCH, pf = self.pf
         if ahead > self.mend:
             ahead = self.mend
-        while self.pf < ahead:
-            prefetch(d + self.pf)
-            self.pf += 64
+        while pf < ahead:
+            prefetch(d + pf)
+            pf += 64
+        self.pf = pf
         if self.framing == FR_RAW:
             if p >= self.mend:
                 return 0
