@@ -545,19 +545,21 @@ def test_ascii_undefined_header_char():
 def test_header_text_runs(enc):
     """Each CHAR header field over a stream where its value repeats, changes in its first or
     its last byte only, goes blank, turns bad (a byte the code page lacks) and back, and grows
-    past 16 bytes of UTF-8 (cp1140's euro sign is 3): each row gets its own bytes' text
-    (repeats are found by comparing words, so the field's every byte must count and no
-    neighbour's may)."""
+    past 16 bytes of UTF-8 (cp1140's euro sign is 3), and values come back after others (a
+    field remembers its last few): each row gets its own bytes' text (repeats are found by
+    comparing words, so the field's every byte must count and no neighbour's may)."""
     from cdcfast.formats.lldf import HEADER, H_CHAR
     fields = [(name, off, w) for name, _, off, w, kind in HEADER if kind == H_CHAR]
 
     def value(w, k):
         base = "ABCDEFGHIJKLMNOP"[:w]
         bad = b"\x80" if enc == "ascii" else base  # (cp1140 has every byte)
+        euro = ("\u20ac" * w) if enc == "cp1140" else base.lower()
+        # (values that come back after others: copied from the ones the field remembers)
         return [base, base, base[:-1] + "Z", base[:-1] + "Z", "Z" + base[1:-1] + "Z", "",
-                "", base, bad, bad, base, ("\u20ac" * w) if enc == "cp1140" else base.lower(),
-                ("\u20ac" * w) if enc == "cp1140" else base.lower(), base, base][k]
-    rows = 15
+                "", base, bad, bad, base, euro, euro, base, base, euro, "",
+                "Z" + base[1:-1] + "Z", bad][k]
+    rows = 19
     recs, want = [], {name: [] for name, _, _ in fields}
     for k in range(rows):
         kw = {}

@@ -258,6 +258,7 @@ cdef enum:
     #                   and the span of a record that cannot be decoded (start, end; else 0, 0)
     RAW_SHOWN = 41    # bytes kept to show a bad value (describe() shows 40, then …)
     PREFETCH = 4096   # the framer touches the input this far ahead
+    CHAR_SEEN = 4     # CHAR header values each field remembers (see _char_field)
     BLOCK = 128       # _images walks this many records, then converts their values column by
                       # column (their data stays in the core's caches; 32 and 64 were slower,
                       # 256 no faster)
@@ -1597,9 +1598,14 @@ cdef class TableOut:
         dlen on (chunk row i's end: offs[i]): its text without trailing blanks, null when
         blank. Returns the data's new length. A row converts its bytes when they differ from
         the last converted row's; the runs of rows that repeat them (most: a transaction's,
-        a connection's values) take its text from registers (cdc_lldf_repeat_run)."""
+        a connection's values) take its text from registers (cdc_lldf_repeat_run). The last
+        CHAR_SEEN values converted are kept: one that comes back (connections interleave)
+        is copied, not converted again."""
         cdef int64_t off = self.h_off[f], w = self.h_width[f]
-        cdef int64_t i = 0, e, n, o, j
+        cdef int64_t i = 0, e, n, o, j, t, hit, nseen = 0, nxt = 0
+        cdef uint64_t a1, a2
+        cdef cdc_lldf_repeat seen[CHAR_SEEN]
+        cdef int64_t seenpos[CHAR_SEEN]          # where a seen value's text lies (mode 2)
         cdef const uint8_t** hp = self.hp
         cdef const uint8_t* p
         cdef uint8_t sp = self.space, ch
@@ -1631,9 +1637,30 @@ cdef class TableOut:
                         _set_bits(valid, row0 + i, e - i)
                     i = e
                     continue
+            a1 = load_le64(hp[i] + rp.off1) & rp.m1
+            a2 = load_le64(hp[i] + rp.off2) & rp.m2
+            hit = -1
+            for t in range(nseen):
+                if seen[t].a1 == a1 and seen[t].a2 == a2:
+                    hit = t
+                    break
+            if hit >= 0:                            # a value converted a while ago
+                rp = seen[hit]
+                if rp.mode == 1:
+                    memcpy(data + dlen, &rp.t1, 8)
+                    memcpy(data + dlen + 8, &rp.t2, 8)
+                elif rp.mode == 2:
+                    copy_exact(data + dlen, data + seenpos[hit], rp.pn)
+                if rp.mode:
+                    dlen += rp.pn
+                    bits_set(valid, row0 + i)
+                have = 1
+                offs[i] = <int32_t>dlen
+                i += 1
+                continue
             p = hp[i] + off                         # a new value: converted
-            rp.a1 = load_le64(hp[i] + rp.off1) & rp.m1
-            rp.a2 = load_le64(hp[i] + rp.off2) & rp.m2
+            rp.a1 = a1
+            rp.a2 = a2
             n = w
             while n > 0 and p[n - 1] == sp:
                 n -= 1
@@ -1655,8 +1682,14 @@ cdef class TableOut:
                 rp.mode = 1 if rp.pn <= 16 else 2
                 memcpy(&rp.t1, data + dlen, 8)      # (16 bytes of slack)
                 memcpy(&rp.t2, data + dlen + 8, 8)
-                dlen = o
                 bits_set(valid, row0 + i)
+            if not bad:                             # (a bad one: its error on every row)
+                seen[nxt] = rp
+                seenpos[nxt] = dlen
+                nxt = (nxt + 1) % CHAR_SEEN
+                nseen = min(nseen + 1, CHAR_SEEN)
+            if rp.mode:
+                dlen = o
             offs[i] = <int32_t>dlen
             i += 1
         return dlen
@@ -1701,7 +1734,7 @@ cdef class TableOut:
         before it ends), which decides whether the image matches the catalog and where each
         value lies. Then column by column (`_column`): one tight loop of one kind over the
         values the first pass found."""
-        cdef int64_t i, r, row, m, q, ilen, used, e0, pos, n = self.ncols
+        cdef int64_t i, r, row, m, q, ilen, used, e0, n = self.ncols
         cdef uint8_t op
         cdef const uint8_t* dat
         cdef bint bad, has_b, has_a, ok_b, ok_a
@@ -1740,6 +1773,12 @@ cdef class TableOut:
         memset(self.imgbm, 0, 2 * nbs)
         memset(self.nulbm, 0, 2 * n * nbs)
         cdef int64_t i0, i1
+        # the bitmaps as locals, bit `row` (a store through them would otherwise reload self)
+        cdef uint8_t* imgb = self.imgbm - b0
+        cdef uint8_t* imga = self.imgbm + nbs - b0
+        cdef uint8_t* okbm = self.okbm - b0
+        cdef uint8_t* insbm = self.insbm - b0
+        cdef uint8_t* updbm = self.updbm - b0
         for i0 in range(0, k, BLOCK):
             i1 = min(k, i0 + BLOCK)
             self.i0 = i0
@@ -1761,12 +1800,12 @@ cdef class TableOut:
                 for side in range(2):
                     if (side == 0 and not has_b) or (side == 1 and not has_a):
                         continue
-                    pos = fr.dpos(r, q)
                     if m - q < 2 or q + 2 + <int64_t>be16(dat + q) > m:
                         bad = 1
                         self.nerr = e_rec           # no image at all: their values' errors go too
                         self.nraw = raw_rec
-                        self._err(row, E_IMAGE_CUT, F_BEFORE if side == 0 else F_AFTER, pos,
+                        self._err(row, E_IMAGE_CUT, F_BEFORE if side == 0 else F_AFTER,
+                                  fr.dpos(r, q),
                                   2 if m - q < 2 else 2 + <int64_t>be16(dat + q), m - q, 0,
                                   fr.r_msg[r], NULL, 0)
                         break
@@ -1778,8 +1817,8 @@ cdef class TableOut:
                         self.nerr = e0              # a wrong catalog: its value errors are noise
                         self.nraw = raw0
                         self._err(row, E_IMAGE_SHORT if used < 0 else E_IMAGE_LONG,
-                                  F_BEFORE if side == 0 else F_AFTER, pos, ilen, used, 0,
-                                  fr.r_msg[r], NULL, 0)
+                                  F_BEFORE if side == 0 else F_AFTER, fr.dpos(r, q), ilen,
+                                  used, 0, fr.r_msg[r], NULL, 0)
                     elif side == 0:
                         ok_b = 1
                     else:
@@ -1791,15 +1830,15 @@ cdef class TableOut:
                     self._err(row, E_DATA_REST, F_DATA, fr.dpos(r, q), m - q, 0, 0, fr.r_msg[r],
                               NULL, 0)
                 if ok_b:
-                    bits_set(self.imgbm - b0, row)
+                    bits_set(imgb, row)
                 if ok_a:
-                    bits_set(self.imgbm + nbs - b0, row)
+                    bits_set(imga, row)
                 if (ok_b or not has_b) and (ok_a or not has_a):    # every image it carries
-                    bits_set(self.okbm - b0, row)
+                    bits_set(okbm, row)
                     if op == OP_C:
-                        bits_set(self.insbm - b0, row)
+                        bits_set(insbm, row)
                     elif op == OP_U:
-                        bits_set(self.updbm - b0, row)
+                        bits_set(updbm, row)
                         nupd += 1
             for side in range(2):
                 # the block's rows with this side's image: every column's rows, less its nulls
