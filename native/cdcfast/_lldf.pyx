@@ -1276,13 +1276,22 @@ cdef class TableOut:
             k += 1
         if k == 0:
             return 0
+        # the rows' headers, and which rows have one, as a bitmap of the chunk's rows from
+        # byte row0 >> 3 on (the columns valid exactly there take it whole)
+        cdef int64_t row0 = self.seq.length
+        cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0
+        if nb > self.fbcap:
+            self.fbcap = max(nb, 2 * self.fbcap)
+            self.framedbm = <uint8_t*>_grow(self.framedbm, self.fbcap)
+        memset(self.framedbm, 0, nb)
         self.nunframed = 0
         for r in range(k):
             t = fr.r_tab[self.rows[r]]
             self.hp[r] = (fr.data + fr.r_h[self.rows[r]]) if t >= 0 else NULL
             self.hpz[r] = self.hp[r] if t >= 0 else ZERO_HEADER
             self.nunframed += t < 0
-        cdef int64_t row0 = self.seq.length
+            if t >= 0:
+                bits_set(self.framedbm - b0, row0 + r)
         self._reserve(k)
         self._envelope(fr, k, row0)
         self._header(fr, k, row0)
@@ -1332,6 +1341,7 @@ cdef class TableOut:
         cdef int64_t dlen
         cdef Column c
         cdef char txt[32]
+        cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0
         cdef const uint8_t* prev_uor = NULL
         self.schema.reserve_data(k * fr.maxname + 8)
         self.table.reserve_data(k * fr.maxname + 8)
@@ -1398,9 +1408,9 @@ cdef class TableOut:
                     prev_uor = p
                 memcpy(out + dlen, txt, 20)
                 dlen += 20
-                bits_set(valid, row)
             offs[row + 1] = <int32_t>dlen
         self.txid.dlen = dlen
+        _or_bits(valid + b0, self.framedbm, nb)     # (valid where framed)
         # commit_pos (UORCOMMITLRSN) and change_pos (LOGLRSN), 10 bytes each
         for h in range(2):
             c = self.commit_pos if h == 0 else self.change_pos
@@ -1411,9 +1421,9 @@ cdef class TableOut:
                 if hp[i] != NULL:
                     memcpy(out + dlen, hp[i] + j, 10)
                     dlen += 10
-                    bits_set(valid, row)
                 offs[row + 1] = <int32_t>dlen
             c.dlen = dlen
+            _or_bits(valid + b0, self.framedbm, nb)
         for c in (self.op, self.source_op, self.schema, self.table, self.txid, self.commit_pos,
                   self.change_pos):
             c.length = row0 + k
@@ -1470,25 +1480,19 @@ cdef class TableOut:
 
     cdef int _header(self, Framer fr, int64_t k, int64_t row0) except -1:
         """The source struct, one header field at a time over all k rows."""
-        cdef int64_t i, r, h, f
-        cdef const uint8_t* d = fr.data
+        cdef int64_t i, f
+        cdef const uint8_t** hp = self.hp
         cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0
-        if nb > self.fbcap:
-            self.fbcap = max(nb, 2 * self.fbcap)
-            self.framedbm = <uint8_t*>_grow(self.framedbm, self.fbcap)
-        memset(self.framedbm, 0, nb)
+        cdef uint8_t* otr = self.owner_trunc.data
+        cdef uint8_t* ntr = self.name_trunc.data
+        for c in (self.source_v, self.owner_trunc, self.name_trunc):   # valid where framed
+            _or_bits((<Column>c).valid + b0, self.framedbm, nb)
         for i in range(k):
-            r = self.rows[i]
-            if fr.r_tab[r] >= 0:
-                bits_set(self.framedbm - b0, row0 + i)
-                col_valid(self.source_v, row0 + i)
-                h = fr.r_h[r]
-                if be16(d + h + 12) > 8:
-                    bits_set(self.owner_trunc.data, row0 + i)
-                if be16(d + h + 14) > 18:
-                    bits_set(self.name_trunc.data, row0 + i)
-                col_valid(self.owner_trunc, row0 + i)
-                col_valid(self.name_trunc, row0 + i)
+            if hp[i] != NULL:
+                if be16(hp[i] + 12) > 8:
+                    bits_set(otr, row0 + i)
+                if be16(hp[i] + 14) > 18:
+                    bits_set(ntr, row0 + i)
         self.source_v.length = row0 + k
         self.owner_trunc.length = row0 + k
         self.name_trunc.length = row0 + k
