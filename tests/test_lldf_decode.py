@@ -582,6 +582,18 @@ def test_header_text_runs(enc):
     assert all((e is not None) == (enc == "ascii" and any(
         value(w, (k + j) % rows) == b"\x80" for j, (_, _, w) in enumerate(fields)))
         for k, e in enumerate(errs))
+    # the same rows as messages, with messages that cannot be framed between them (rows
+    # without a header: null, and the rows after them still take their own text)
+    msgs, cut = [], []
+    for k, r in enumerate(recs):
+        msgs.append(r)
+        if k % 5 in (1, 3):
+            msgs.append(b"\x00\x10abc")
+            cut.append(len(msgs) - 1)
+    src = API.headers(msgs, format=FMT, encoding=enc).column("source").to_pylist()
+    assert [i for i, r in enumerate(src) if r is None] == cut
+    for name, _, _ in fields:
+        assert [r[name] for r in src if r is not None] == want[name], name
 
 
 # -- framing ---------------------------------------------------------------------------------

@@ -143,6 +143,47 @@ static inline void cdc_copy_exact(uint8_t* dst, const uint8_t* src, int64_t n)
     }
 }
 
+/* bits i0 … i0 + n - 1 of the bitmap bm set (bit i: bit i & 7 of byte i >> 3) */
+static inline void cdc_set_bits(uint8_t* bm, int64_t i0, int64_t n)
+{
+    int64_t i = i0, e = i0 + n;
+    while (i < e && (i & 7)) {
+        bm[i >> 3] |= (uint8_t)(1 << (i & 7));
+        i++;
+    }
+    if (e - i >= 8) {
+        memset(bm + (i >> 3), 0xFF, (size_t)((e - i) >> 3));
+        i += (e - i) & ~(int64_t)7;
+    }
+    while (i < e) {
+        bm[i >> 3] |= (uint8_t)(1 << (i & 7));
+        i++;
+    }
+}
+
+/* Validity bits row0 … row0 + k - 1 set (OR) where the value is not empty: offs[r + 1] >
+ * offs[r] (Arrow offsets). Columns whose values are null exactly where they are empty (blank
+ * text) take their validity from their offsets, 8 rows a compare. */
+static inline void cdc_valid_nonempty(const int32_t* offs, int64_t row0, int64_t k,
+                                      uint8_t* valid)
+{
+    int64_t r = row0, e = row0 + k;
+    for (; r < e && (r & 7); r++)
+        valid[r >> 3] |= (uint8_t)((offs[r + 1] > offs[r]) << (r & 7));
+#if defined(__SSE2__)
+    for (; r + 8 <= e; r += 8) {
+        const __m128i a0 = _mm_loadu_si128((const __m128i*)(offs + r));
+        const __m128i a1 = _mm_loadu_si128((const __m128i*)(offs + r + 4));
+        const __m128i b0 = _mm_loadu_si128((const __m128i*)(offs + r + 1));
+        const __m128i b1 = _mm_loadu_si128((const __m128i*)(offs + r + 5));
+        const __m128i g = _mm_packs_epi32(_mm_cmpgt_epi32(b0, a0), _mm_cmpgt_epi32(b1, a1));
+        valid[r >> 3] |= (uint8_t)_mm_movemask_epi8(_mm_packs_epi16(g, g));
+    }
+#endif
+    for (; r < e; r++)
+        valid[r >> 3] |= (uint8_t)((offs[r + 1] > offs[r]) << (r & 7));
+}
+
 /* the lowest set bit's index (x != 0) */
 #define cdc_ctz(x) __builtin_ctzll(x)
 

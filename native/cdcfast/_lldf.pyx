@@ -94,6 +94,9 @@ cdef extern from "cdcfast/_bytes.h":
     void copy_exact "cdc_copy_exact"(uint8_t* dst, const uint8_t* src, int64_t n) nogil
     int _ctz "cdc_ctz"(uint64_t x) nogil
     uint64_t load_le64 "cdc_load_le64"(const uint8_t* p) nogil
+    void _set_bits "cdc_set_bits"(uint8_t* bm, int64_t i0, int64_t n) nogil
+    void valid_nonempty "cdc_valid_nonempty"(const int32_t* offs, int64_t row0, int64_t k,
+                                             uint8_t* valid) nogil
 
 # the timestamp parser and code page conversion for this CPU; CDCFAST_NO_AVX2=1 keeps the
 # scalar ones (tests run both)
@@ -258,7 +261,6 @@ cdef enum:
     #                   and the span of a record that cannot be decoded (start, end; else 0, 0)
     RAW_SHOWN = 41    # bytes kept to show a bad value (describe() shows 40, then …)
     PREFETCH = 4096   # the framer touches the input this far ahead
-    CHAR_SEEN = 4     # CHAR header values each field remembers (see _char_field)
     BLOCK = 128       # _images walks this many records, then converts their values column by
                       # column (their data stays in the core's caches; 32 and 64 were slower,
                       # 256 no faster)
@@ -278,35 +280,51 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* A CHAR header field's last converted value, for the rows that repeat it: its bytes as
-     * two 8-byte words of the header's 288 (they may overlap; a field under 8 bytes is the
-     * top of the word that ends where it ends, or near the header's start the bottom of the
-     * one that starts there), and its text. */
+    #define CDC_LLDF_SEEN 4     /* the values a CHAR header field remembers */
+
+    /* A value of a CHAR header field: its bytes, as the field's two words of the header
+     * masked (see cdc_lldf_charf), and its text. */
     typedef struct {
-        int64_t off1, off2;         /* the words' offsets in a header */
-        uint64_t m1, m2;            /* the field's bytes in each */
-        uint64_t a1, a2;            /* the value's, masked */
+        uint64_t a1, a2;
         uint64_t t1, t2;            /* its text (mode 1) */
         int64_t pn;                 /* its text's bytes */
-        int mode;                   /* 0: null (offsets only), 1: text of at most 16 bytes
-                                       (from t1, t2), 2: longer (copied from the row before) */
-        int framed;                 /* every row has its header (no NULL in hp) */
-    } cdc_lldf_repeat;
+        int64_t pos;                /* where its text was first written (mode 2) */
+        int64_t mode;               /* 0: null (offsets only), 1: text of at most 16 bytes
+                                       (from t1, t2), 2: longer (copied) */
+    } cdc_lldf_value;
 
-    /* The rows from i on (below k, headers at hp[row]) whose field repeats rp's value: the
-     * value's text appended for each at data + *dlen, the row's end written to offs[row].
-     * Returns the first row that does not repeat it (or has no header). Text of up to 16
-     * bytes comes from registers (16 bytes written a row: the output has that slack). One
-     * loop for each shape (one word or two; no text, 8 bytes, 16, longer; a NULL header
-     * possible or not), its values in registers. */
+    /* A CHAR header field (at most 16 bytes) over a chunk: where its bytes lie, as two 8-byte
+     * words of the header's 288 (they may overlap; a field under 8 bytes is the top of the
+     * word that ends where it ends, or near the header's start the bottom of the one that
+     * starts there), the last CDC_LLDF_SEEN values converted (a ring), and its output: text
+     * appended at data + dlen, chunk row i's end at offs[i]. */
+    typedef struct {
+        int64_t off1, off2;
+        uint64_t m1, m2;            /* the field's bytes in each word */
+        int64_t framed;             /* every row has its header (no NULL in hp) */
+        int64_t nseen, nxt;
+        cdc_lldf_value seen[CDC_LLDF_SEEN];
+        uint8_t* data;
+        int64_t dlen;
+        int32_t* offs;
+    } cdc_lldf_charf;
+
+    /* The rows from i on (below k, headers at hp[row]) that repeat v: its text appended for
+     * each, the row's end written to offs[row]. Returns the first row that does not repeat it
+     * (or has no header). Text of up to 16 bytes comes from registers (16 bytes written a
+     * row: the output has that slack); longer text from the row before. One loop for each
+     * shape (one word or two; no text, 8 bytes, 16, longer; a NULL header possible or not),
+     * its values in registers. */
     static inline __attribute__((always_inline)) int64_t cdc_lldf_repeat_loop(
-        const uint8_t* const* hp, int64_t i, int64_t k, const cdc_lldf_repeat* rp,
-        uint8_t* data, int64_t* dlen, int32_t* offs, const int two, const int copy,
+        const uint8_t* const* hp, int64_t i, int64_t k, const cdc_lldf_charf* f,
+        const cdc_lldf_value* v, int64_t* dlen, const int two, const int copy,
         const int framed)
     {
-        const int64_t off1 = rp->off1, off2 = rp->off2, pn = rp->pn;
-        const uint64_t m1 = rp->m1, m2 = rp->m2, a1 = rp->a1, a2 = rp->a2;
-        const uint64_t t1 = rp->t1, t2 = rp->t2;
+        const int64_t off1 = f->off1, off2 = f->off2, pn = v->pn;
+        const uint64_t m1 = f->m1, m2 = f->m2, a1 = v->a1, a2 = v->a2;
+        const uint64_t t1 = v->t1, t2 = v->t2;
+        uint8_t* const data = f->data;
+        int32_t* const offs = f->offs;
         int64_t d = *dlen;
         for (; i < k; i++) {
             const uint8_t* h = hp[i];
@@ -335,35 +353,78 @@ cdef extern from *:
         return i;
     }
 
-    static int64_t cdc_lldf_repeat_run(const uint8_t* const* hp, int64_t i, int64_t k,
-                                       const cdc_lldf_repeat* rp, uint8_t* data,
-                                       int64_t* dlen, int32_t* offs)
+    /* The rows from i on whose field holds a value seen (converted before, in this chunk):
+     * each takes that value's text. Returns the first row whose value was not
+     * seen (the caller converts it and adds it to the ring), or k. Most rows repeat the row
+     * before (a transaction's, a connection's values) and stay in one repeat loop; a value
+     * that comes back (connections interleave) costs a look through the ring. */
+    static int64_t cdc_lldf_char_rows(const uint8_t* const* hp, int64_t i, int64_t k,
+                                      cdc_lldf_charf* f)
     {
-        const int copy = rp->mode == 0 ? 0 : rp->mode == 2 ? 17 : rp->pn <= 8 ? 8 : 16;
-        #define CDC_REPEAT(two, framed) \
-            switch (copy) { \
-            case 0: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 0, framed); \
-            case 8: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 8, framed); \
-            case 16: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 16, framed); \
-            default: return cdc_lldf_repeat_loop(hp, i, k, rp, data, dlen, offs, two, 17, framed); }
-        if (rp->framed && rp->off1 != rp->off2)
-            CDC_REPEAT(1, 1)
-        if (rp->framed)
-            CDC_REPEAT(0, 1)
-        if (rp->off1 != rp->off2)
-            CDC_REPEAT(1, 0)
-        CDC_REPEAT(0, 0)
-        #undef CDC_REPEAT
+        const int two = f->off1 != f->off2;
+        int64_t d = f->dlen;
+        while (i < k) {
+            const uint8_t* h = hp[i];
+            const cdc_lldf_value* v = NULL;
+            uint64_t x1, x2;
+            int64_t e;
+            if (h == NULL) {
+                f->offs[i++] = (int32_t)d;
+                continue;
+            }
+            memcpy(&x1, h + f->off1, 8);
+            memcpy(&x2, h + f->off2, 8);
+            x1 &= f->m1;
+            x2 &= f->m2;
+            for (int64_t t = 0; t < f->nseen; t++)
+                if (f->seen[t].a1 == x1 && f->seen[t].a2 == x2) {
+                    v = &f->seen[t];
+                    break;
+                }
+            if (v == NULL)
+                break;
+            /* (the repeat loop takes row i at least: it tests the words just matched) */
+            if (v->mode == 2) {             /* this row's text from its first copy */
+                cdc_copy_exact(f->data + d, f->data + v->pos, v->pn);
+                d += v->pn;
+                f->offs[i++] = (int32_t)d;
+            }
+            const int copy = v->mode == 0 ? 0 : v->mode == 2 ? 17 : v->pn <= 8 ? 8 : 16;
+            #define CDC_REPEAT(tw, fr) \
+                switch (copy) { \
+                case 0: e = cdc_lldf_repeat_loop(hp, i, k, f, v, &d, tw, 0, fr); break; \
+                case 8: e = cdc_lldf_repeat_loop(hp, i, k, f, v, &d, tw, 8, fr); break; \
+                case 16: e = cdc_lldf_repeat_loop(hp, i, k, f, v, &d, tw, 16, fr); break; \
+                default: e = cdc_lldf_repeat_loop(hp, i, k, f, v, &d, tw, 17, fr); }
+            if (f->framed && two)
+                CDC_REPEAT(1, 1)
+            else if (f->framed)
+                CDC_REPEAT(0, 1)
+            else if (two)
+                CDC_REPEAT(1, 0)
+            else
+                CDC_REPEAT(0, 0)
+            #undef CDC_REPEAT
+            i = e;
+        }
+        f->dlen = d;
+        return i;
     }
     """
-    ctypedef struct cdc_lldf_repeat:
+    int CHAR_SEEN "CDC_LLDF_SEEN"
+    ctypedef struct cdc_lldf_value:
+        uint64_t a1, a2, t1, t2
+        int64_t pn, pos, mode
+    ctypedef struct cdc_lldf_charf:
         int64_t off1, off2
-        uint64_t m1, m2, a1, a2, t1, t2
-        int64_t pn
-        int mode, framed
-    int64_t repeat_run "cdc_lldf_repeat_run"(const uint8_t** hp, int64_t i, int64_t k,
-                                             const cdc_lldf_repeat* rp, uint8_t* data,
-                                             int64_t* dlen, int32_t* offs) noexcept nogil
+        uint64_t m1, m2
+        int64_t framed, nseen, nxt
+        cdc_lldf_value seen[4]      # (CDC_LLDF_SEEN)
+        uint8_t* data
+        int64_t dlen
+        int32_t* offs
+    int64_t char_rows "cdc_lldf_char_rows"(const uint8_t** hp, int64_t i, int64_t k,
+                                           cdc_lldf_charf* f) noexcept nogil
 
 
 cdef inline void* _grow(void* p, int64_t n) except NULL:
@@ -1600,103 +1661,73 @@ cdef class TableOut:
                              int64_t dlen) except -1:
         """A CHAR header field (at most 16 bytes) over the chunk's k rows into data from
         dlen on (chunk row i's end: offs[i]): its text without trailing blanks, null when
-        blank. Returns the data's new length. A row converts its bytes when they differ from
-        the last converted row's; the runs of rows that repeat them (most: a transaction's,
-        a connection's values) take its text from registers (cdc_lldf_repeat_run). The last
-        CHAR_SEEN values converted are kept: one that comes back (connections interleave)
-        is copied, not converted again."""
+        blank (so valid exactly where its text is not empty). Returns the data's new
+        length. The rows that hold a value seen before take
+        its text in C (cdc_lldf_char_rows: most repeat the row before, a transaction's or a
+        connection's values); the others come back here to be converted, and their value
+        joins the CHAR_SEEN remembered. A bad value is not remembered: each of its rows
+        reports it."""
         cdef int64_t off = self.h_off[f], w = self.h_width[f]
-        cdef int64_t i = 0, e, n, o, j, t, hit, nseen = 0, nxt = 0
-        cdef uint64_t a1, a2
-        cdef cdc_lldf_repeat seen[CHAR_SEEN]
-        cdef int64_t seenpos[CHAR_SEEN]          # where a seen value's text lies (mode 2)
+        cdef int64_t i = 0, n, o, j
+        cdef cdc_lldf_charf cf
+        cdef cdc_lldf_value* v
         cdef const uint8_t** hp = self.hp
         cdef const uint8_t* p
         cdef uint8_t sp = self.space, ch
         cdef const uint8_t* u8 = self.u8
         cdef const uint8_t* u8len = self.u8len
-        cdef bint bad, have = 0
-        cdef cdc_lldf_repeat rp
+        cdef bint bad
         if w < 8 and off + w >= 8:                  # the word ending where the field ends
-            rp.off1 = rp.off2 = off + w - 8
-            rp.m1 = rp.m2 = ~<uint64_t>0 << (8 * (8 - w))
+            cf.off1 = cf.off2 = off + w - 8
+            cf.m1 = cf.m2 = ~<uint64_t>0 << (8 * (8 - w))
         elif w < 8:                                 # (near the start: the one starting there)
-            rp.off1 = rp.off2 = off
-            rp.m1 = rp.m2 = ~<uint64_t>0 >> (8 * (8 - w))
+            cf.off1 = cf.off2 = off
+            cf.m1 = cf.m2 = ~<uint64_t>0 >> (8 * (8 - w))
         else:
-            rp.off1, rp.off2 = off, off + w - 8
-            rp.m1 = rp.m2 = ~<uint64_t>0
-        rp.mode = 0
-        rp.pn = 0
-        rp.framed = self.nunframed == 0
-        while i < k:
-            if hp[i] == NULL:
-                offs[i] = <int32_t>dlen
-                i += 1
-                continue
-            if have:
-                e = repeat_run(hp, i, k, &rp, data, &dlen, offs)
-                if e > i:
-                    if rp.mode:
-                        _set_bits(valid, row0 + i, e - i)
-                    i = e
-                    continue
-            a1 = load_le64(hp[i] + rp.off1) & rp.m1
-            a2 = load_le64(hp[i] + rp.off2) & rp.m2
-            hit = -1
-            for t in range(nseen):
-                if seen[t].a1 == a1 and seen[t].a2 == a2:
-                    hit = t
-                    break
-            if hit >= 0:                            # a value converted a while ago
-                rp = seen[hit]
-                if rp.mode == 1:
-                    memcpy(data + dlen, &rp.t1, 8)
-                    memcpy(data + dlen + 8, &rp.t2, 8)
-                elif rp.mode == 2:
-                    copy_exact(data + dlen, data + seenpos[hit], rp.pn)
-                if rp.mode:
-                    dlen += rp.pn
-                    bits_set(valid, row0 + i)
-                have = 1
-                offs[i] = <int32_t>dlen
-                i += 1
-                continue
-            p = hp[i] + off                         # a new value: converted
-            rp.a1 = a1
-            rp.a2 = a2
+            cf.off1, cf.off2 = off, off + w - 8
+            cf.m1 = cf.m2 = ~<uint64_t>0
+        cf.framed = self.nunframed == 0
+        cf.nseen = cf.nxt = 0
+        cf.data = data
+        cf.dlen = dlen
+        cf.offs = offs
+        while True:
+            i = char_rows(hp, i, k, &cf)
+            if i >= k:
+                break
+            p = hp[i] + off                         # a value not seen: converted
             n = w
             while n > 0 and p[n - 1] == sp:
                 n -= 1
-            o = dlen
+            o = cf.dlen
             bad = 0
             for j in range(n):
                 ch = p[j]
                 bad |= u8len[ch] == 0
                 memcpy(data + o, u8 + 4 * ch, 4)
                 o += u8len[ch]
-            have = not bad
             if bad:
                 self._err(row0 + i, E_HEADER_VALUE, <int32_t>f, p - fr.data, 0, 0, 0,
                           fr.r_msg[self.rows[i]], p, w)
-            if bad or n == 0:
-                rp.mode = 0
-            else:
-                rp.pn = o - dlen
-                rp.mode = 1 if rp.pn <= 16 else 2
-                memcpy(&rp.t1, data + dlen, 8)      # (16 bytes of slack)
-                memcpy(&rp.t2, data + dlen + 8, 8)
-                bits_set(valid, row0 + i)
-            if not bad:                             # (a bad one: its error on every row)
-                seen[nxt] = rp
-                seenpos[nxt] = dlen
-                nxt = (nxt + 1) % CHAR_SEEN
-                nseen = min(nseen + 1, CHAR_SEEN)
-            if rp.mode:
-                dlen = o
-            offs[i] = <int32_t>dlen
+                offs[i] = <int32_t>cf.dlen
+                i += 1
+                continue
+            v = &cf.seen[cf.nxt]
+            cf.nxt = (cf.nxt + 1) % CHAR_SEEN
+            cf.nseen = min(cf.nseen + 1, CHAR_SEEN)
+            v.a1 = load_le64(hp[i] + cf.off1) & cf.m1
+            v.a2 = load_le64(hp[i] + cf.off2) & cf.m2
+            v.pn = o - cf.dlen
+            v.pos = cf.dlen
+            v.mode = 0 if n == 0 else 1 if v.pn <= 16 else 2
+            memcpy(&v.t1, data + cf.dlen, 8)        # (16 bytes of slack)
+            memcpy(&v.t2, data + cf.dlen + 8, 8)
+            if v.mode:
+                cf.dlen = o
+            offs[i] = <int32_t>cf.dlen
             i += 1
-        return dlen
+        valid_nonempty(offs - 1 - row0, row0, k, valid)   # (null: blank, bad or no header)
+        return cf.dlen
 
     # -- images ----------------------------------------------------------------------------
     # The value columns are written through `Col` structs loaded once per chunk (after every
@@ -2220,20 +2251,6 @@ cdef struct Col:
     int32_t* offs
     int64_t dlen, dcap, width
     int layout
-
-
-cdef inline void _set_bits(uint8_t* bm, int64_t i0, int64_t n) noexcept nogil:
-    """Bits i0 … i0 + n - 1 of bm set."""
-    cdef int64_t i = i0, e = i0 + n
-    while i < e and (i & 7):
-        bm[i >> 3] |= <uint8_t>(1 << (i & 7))
-        i += 1
-    if e - i >= 8:
-        memset(bm + (i >> 3), 0xFF, (e - i) >> 3)
-        i += (e - i) & ~<int64_t>7
-    while i < e:
-        bm[i >> 3] |= <uint8_t>(1 << (i & 7))
-        i += 1
 
 
 cdef inline uint64_t _word_mask(int64_t w, int64_t u0, int64_t u1) noexcept nogil:
