@@ -1662,11 +1662,10 @@ cdef class TableOut:
         """A CHAR header field (at most 16 bytes) over the chunk's k rows into data from
         dlen on (chunk row i's end: offs[i]): its text without trailing blanks, null when
         blank (so valid exactly where its text is not empty). Returns the data's new
-        length. The rows that hold a value seen before take
-        its text in C (cdc_lldf_char_rows: most repeat the row before, a transaction's or a
-        connection's values); the others come back here to be converted, and their value
-        joins the CHAR_SEEN remembered. A bad value is not remembered: each of its rows
-        reports it."""
+        length. The rows that hold a value seen before take its text in C
+        (cdc_lldf_char_rows: most repeat the row before, a transaction's or a connection's
+        values); the others come back here to be converted, and their value joins the
+        CHAR_SEEN remembered. A bad value is not remembered: each of its rows reports it."""
         cdef int64_t off = self.h_off[f], w = self.h_width[f]
         cdef int64_t i = 0, n, o, j
         cdef cdc_lldf_charf cf
