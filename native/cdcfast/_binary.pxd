@@ -9,11 +9,7 @@ on success, 0 on malformed input (or a byte count, -1 on malformed input, for th
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from cdcfast._values cimport (cdc_i128, US_PER_SEC, US_PER_DAY, _IPOW10)
-
-cdef extern from "cdcfast/_text.h":
-    # days since 1970-01-01 of a date read from digits: 1 when the date exists, else 0
-    int civil_days "cdc_civil_days"(int64_t y, int64_t m, int64_t d, int64_t* days) noexcept nogil
+from cdcfast._values cimport (cdc_i128, US_PER_SEC, US_PER_DAY, _IPOW10, civil_days)
 
 cdef extern from *:
     """

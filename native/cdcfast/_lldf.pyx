@@ -38,7 +38,6 @@ cdef extern from *:
     #if defined(__SSE2__)
     #include <emmintrin.h>
     #endif
-    static const char cdc_hex_upper[] = "0123456789ABCDEF";
     /* The 10 bytes at p (16 readable) as 20 upper-case hex digits at out (32 written). */
     static inline void cdc_hex10(const uint8_t* p, char* out)
     {
@@ -52,6 +51,7 @@ cdef extern from *:
         _mm_storeu_si128((__m128i*)out, a);
         _mm_storeu_si128((__m128i*)(out + 16), b);
     #else
+        static const char cdc_hex_upper[] = "0123456789ABCDEF";
         for (int j = 0; j < 10; j++) {
             out[2 * j] = cdc_hex_upper[p[j] >> 4];
             out[2 * j + 1] = cdc_hex_upper[p[j] & 15];
@@ -2314,7 +2314,7 @@ cdef void _changed(const Col* b, const Col* a, uint8_t* chg, const uint8_t* upd,
             if lay == 0:
                 diff = load_le64(bd + 8 * row) != load_le64(ad + 8 * row)
             elif lay == 1:
-                diff = (<const uint32_t*>bd)[row] != (<const uint32_t*>ad)[row]
+                diff = memcmp(bd + 4 * row, ad + 4 * row, 4) != 0    # (one load each)
             elif lay == 2:
                 diff = not eq_exact(bd + row * w, ad + row * w, w)
             elif lay == 3:

@@ -45,6 +45,8 @@ cdef extern from *:
 
 cdef extern from "cdcfast/_text.h":
     int date10_fast "cdc_date10_fast"(const uint8_t* p, int64_t n, int64_t* days) nogil
+    # days since 1970-01-01 of y-m-d read from digits: 1 when the date exists, else 0
+    int civil_days "cdc_civil_days"(int64_t y, int64_t m, int64_t d, int64_t* days) nogil
     int clock_fast "cdc_clock_fast"(const uint8_t* p, int64_t n, int64_t* us,
                                     int64_t* used) nogil
     int timestamp_fast "cdc_timestamp_fast"(const uint8_t* p, int64_t n, int with_zone,
@@ -76,14 +78,6 @@ cdef inline int64_t days_from_civil(int64_t y, int64_t m, int64_t d) noexcept no
 
 cdef inline bint is_leap(int64_t y) noexcept nogil:
     return (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
-
-
-cdef inline int days_in_month(int64_t y, int64_t m) noexcept nogil:
-    if m == 2:
-        return 29 if is_leap(y) else 28
-    if m == 4 or m == 6 or m == 9 or m == 11:
-        return 30
-    return 31
 
 
 cdef inline int digits(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
@@ -343,10 +337,7 @@ cdef inline bint parse_date10(const uint8_t* p, Py_ssize_t n, const uint8_t* asc
     if not digits(p, 4, asc, &y) or A(asc, p[4]) != 45 or not digits(p + 5, 2, asc, &m) \
             or A(asc, p[7]) != 45 or not digits(p + 8, 2, asc, &d):
         return 0
-    if y < 1 or m < 1 or m > 12 or d < 1 or d > days_in_month(y, m):
-        return 0
-    days[0] = days_from_civil(y, m, d)
-    return 1
+    return civil_days(y, m, d, days)        # (the date kernels' own check and table)
 
 
 cdef inline Py_ssize_t parse_clock(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
