@@ -12,7 +12,9 @@ stand in for, value by value, in every code page `lldf` reads:
    Python's codec's), or fails where it fails, for random bytes of every kind (ASCII letters,
    Latin-1 letters, undefined bytes, cp1140's euro sign), every length across the 8- and
    32-byte steps, and every amount of readable bytes after the value.
-3. A whole decode (generated data: EBCDIC text with Latin-1 letters, timestamps of every
+3. Code page text of a block's values as one run (cdc_cp_run_avx2): the same bytes and
+   offsets as the values one by one, or no run where a byte is not a Latin-1 character.
+4. A whole decode (generated data: EBCDIC text with Latin-1 letters, timestamps of every
    precision and zone) gives the same table in a child process with CDCFAST_NO_AVX2=1 (the
    scalar kernels) as here.
 """
@@ -222,6 +224,75 @@ def test_codepage_euro_and_nul():
     for enc, text in (("cp1140", "price 10€ " * 8), ("cp037", "a\x00b" * 20)):
         value = codepages.encode_text(text, enc)
         assert check_text(value, enc, bytes(40)) == text.encode("utf-8")
+
+
+def check_run(values, enc, mixed, tails):
+    """A block's text values as one run (how `_var_column` converts them where the CPU runs
+    cdc_cp_run_avx2): Python's codec's bytes and each row's offsets exactly, when every
+    character is one of U+0001 to U+00FF; else no run (the values then go one by one)."""
+    _, u8, u8len, _ = tables(enc)
+    got = _lldf.codepage_run(values, u8, u8len, mixed, tails)
+    if not _lldf.simd_level()[1]:
+        assert got is None
+        return None
+    out, offs, ends = [], [0], 0
+    for v in values:
+        try:
+            t = codepages.decode_bytes(v or b"", enc)
+        except (UnicodeDecodeError, ValueError):
+            t = None
+        if t is None or any(not 0 < ord(c) < 0x100 for c in t):
+            assert got is None, (values, enc)
+            return None
+        b = t.encode("utf-8")
+        out.append(b)
+        ends += len(b)
+        offs.append(ends)
+    utf8 = b"".join(out)
+    text = sum(len(v) for v in values if v is not None)
+    assert got == (utf8, offs, 4 * (len(utf8) - text) > text // 32), (values, enc, mixed)
+    return got
+
+
+@pytest.mark.parametrize("enc", ENCODINGS)
+def test_codepage_run(enc):
+    """Runs of every size (to a few hundred blocks), rows without a value among them, values
+    of every length, dense or sparse Latin-1 letters or none, both guesses of mixed, and
+    0 to 40 readable bytes after each value (the gather's 16-byte moves or its exact copy)."""
+    rnd = random.Random(f"run-{enc}")
+    ascii_part = codepages.encode_text("abcdefghijklmnopqrstuvwxyz ABCXYZ 0123456789 .,-", enc)
+    done = 0
+    for k in range(400):
+        style = k % 4
+        values = []
+        for _ in range(rnd.choice([1, 2, 5, 31, 32, 33, 128, rnd.randint(1, 300)])):
+            if rnd.random() < 0.1:
+                values.append(None)
+            elif style == 0:                        # ASCII only
+                values.append(bytes(rnd.choice(ascii_part)
+                                    for _ in range(rnd.choice([0, 1, 8, 16, 17, 32, 33,
+                                                               rnd.randint(0, 200)]))))
+            else:                                   # Latin-1 letters, sometimes anything
+                values.append(text_bytes(rnd, enc) if style != 3 or rnd.random() < 0.98
+                              else bytes([rnd.randrange(256)]))
+        tails = bytes(rnd.choice([0, 1, 15, 16, 31, 40]) for _ in range(7))
+        for mixed in (False, True):
+            done += check_run(values, enc, mixed, tails) is not None
+    assert done > 300 or not _lldf.simd_level()[1]
+
+
+def test_codepage_run_refuses_what_goes_value_by_value():
+    """NUL, cp1140's euro sign and an undefined byte each stop the run, wherever they are."""
+    for enc, odd in (("cp037", "\x00"), ("cp1140", "€"), ("ascii", None)):
+        plain = codepages.encode_text("plain text, ASCII only " * 3, enc)
+        bad = (codepages.encode_text(odd, enc) if odd else b"\x80")
+        for at in (0, 1, 31, 32, 33, 68):
+            values = [plain, plain[:at] + bad + plain[at:], None, plain]
+            _, u8, u8len, _ = tables(enc)
+            assert _lldf.codepage_run(values, u8, u8len, False, b"\x00") is None
+            assert _lldf.codepage_run(values, u8, u8len, True, b"\x00") is None
+        assert check_run([plain, None, plain], enc, False, b"\x10") is not None \
+            or not _lldf.simd_level()[1]
 
 
 DECODE = """

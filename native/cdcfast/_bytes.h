@@ -143,6 +143,19 @@ static inline void cdc_copy_exact(uint8_t* dst, const uint8_t* src, int64_t n)
     }
 }
 
+/* dst[0:n] = src[0:n] in 16-byte moves where src has the bytes (readable of them from src
+ * on), else exactly: dst may be written up to 15 bytes past n. For gathering the many short
+ * values of a column into one run. */
+static inline void cdc_copy_slack(uint8_t* dst, const uint8_t* src, int64_t n, int64_t readable)
+{
+    if (readable < ((n + 15) & ~(int64_t)15)) {
+        cdc_copy_exact(dst, src, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; i += 16)
+        memcpy(dst + i, src + i, 16);
+}
+
 /* bits i0 … i0 + n - 1 of the bitmap bm set (bit i: bit i & 7 of byte i >> 3) */
 static inline void cdc_set_bits(uint8_t* bm, int64_t i0, int64_t n)
 {

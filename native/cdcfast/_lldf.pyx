@@ -88,10 +88,19 @@ cdef extern from "cdcfast/_utf8.h":
     cpu8_fn _cpu8_choose "cdc_cp_utf8_choose"(int allow_simd) noexcept nogil
     void cp_rows "cdc_cp_rows"(const uint8_t* u8, const uint8_t* u8len,
                                uint8_t* rows) noexcept nogil
+    ctypedef int64_t (*cprun_fn "cdc_cp_run_fn")(const uint8_t* p, int64_t n,
+                                                 const uint8_t* rows, uint8_t* out,
+                                                 uint32_t* high, int32_t* cum,
+                                                 int mixed) noexcept nogil
+    cprun_fn _cprun_choose "cdc_cp_run_choose"(int allow_simd) noexcept nogil
+    void latin_ends "cdc_latin_ends"(int32_t* offs, int64_t n, int64_t base,
+                                     const uint32_t* high, const int32_t* cum) noexcept nogil
 
 cdef extern from "cdcfast/_bytes.h":
     bint eq_exact "cdc_eq_exact"(const uint8_t* a, const uint8_t* b, int64_t n) nogil
     void copy_exact "cdc_copy_exact"(uint8_t* dst, const uint8_t* src, int64_t n) nogil
+    void copy_slack "cdc_copy_slack"(uint8_t* dst, const uint8_t* src, int64_t n,
+                                     int64_t readable) nogil
     int _ctz "cdc_ctz"(uint64_t x) nogil
     uint64_t load_le64 "cdc_load_le64"(const uint8_t* p) nogil
     void _set_bits "cdc_set_bits"(uint8_t* bm, int64_t i0, int64_t n) nogil
@@ -103,6 +112,7 @@ cdef extern from "cdcfast/_bytes.h":
 cdef ts_fn _ts_fast = _ts_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 cdef tscol_fn _ts_column = _tscol_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 cdef cpu8_fn _cpu8_fast = _cpu8_choose(not os.environ.get("CDCFAST_NO_AVX2"))
+cdef cprun_fn _cprun_fast = _cprun_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 
 
 def simd_level():
@@ -1049,6 +1059,15 @@ cdef class Framer:
         return self.s_phys[s] + q - self.s_log[s]
 
 
+cdef struct TextRun:
+    # one code-page text column's values of a block, back to back (cap bytes, 32 of them
+    # slack), and per 32 of them the bytes past U+007F and their count before (cdc_cp_run_avx2)
+    uint8_t* scr
+    int64_t cap
+    uint32_t* high
+    int32_t* cum
+
+
 @cython.final
 cdef class TableOut:
     """Stage 2: the Arrow columns of one output table, appended chunk by chunk."""
@@ -1116,6 +1135,9 @@ cdef class TableOut:
     cdef int64_t bmcap, nbstride, bm0
     cdef uint8_t* framedbm          # per chunk: rows whose record was framed (header fields
     cdef int64_t fbcap              # that are never null are valid exactly there)
+    cdef TextRun trun               # a text column's values of a block, back to back
+    cdef uint8_t* latin             # per side and column: its last block had many Latin-1
+                                    # letters (cdc_cp_run_avx2's mixed)
 
     def __cinit__(self, kinds, widths, precs, nullables, tzs, bint images, header,
                   bytes asc, bytes u8, bytes u8len, int space, bint hfp, bint ascii_only,
@@ -1183,6 +1205,8 @@ cdef class TableOut:
         self.todo = <int64_t*>_grow(NULL, BLOCK * 8)
         self.todoimg = <int64_t*>_grow(NULL, 2 * BLOCK * 8)
         self.hard = <int64_t*>_grow(NULL, BLOCK * 8)
+        self.latin = <uint8_t*>_grow(NULL, 2 * (n + 1))
+        memset(self.latin, 0, 2 * (n + 1))
         for j in range(n):
             k = self.kind[j]
             self.lsz[j] = 0 if self.width[j] else (
@@ -1197,7 +1221,8 @@ cdef class TableOut:
         free(self.lsz); free(self.wcol); free(self.vp); free(self.vl); free(self.ip)
         free(self.iend); free(self.ibase); free(self.todo); free(self.todoimg); free(self.hard)
         free(self.okbm); free(self.insbm); free(self.updbm); free(self.imgbm)
-        free(self.nulbm); free(self.framedbm)
+        free(self.nulbm); free(self.framedbm); free(self.latin)
+        text_run_free(&self.trun)
 
     cdef void _runs(self) noexcept:
         """The columns' WCol entries: runs of fixed-width columns with their offsets."""
@@ -2152,17 +2177,24 @@ cdef class TableOut:
             what = 2
         else:
             what = 3
+        cdef int64_t text
         if width:
             need = nval * width
         else:
             for w in range(nval):
                 need += vl[todo[w]]
+        text = need
         need = 3 * need + 40 if what == 3 else (2 * need if what == 1 else need)
         if cs[j].dlen + need > cs[j].dcap:
             self._grow_var(cols, cs, j, need)
         cdef uint8_t* data = cs[j].data
         cdef int32_t* offs = cs[j].offs
         dlen = cs[j].dlen
+        if what == 3 and _cprun_fast != NULL and nval and text_run(
+                &self.trun, rows, offs, data, dlen, todo, nval, vp, voff, width, vl, iend, rb,
+                i1 - i0, text, self.latin + side * n + j, &o):
+            cs[j].dlen = dlen + o
+            return 0
         for w in range(nval):
             i = todo[w]
             row = rb + i
@@ -2226,6 +2258,100 @@ cdef class TableOut:
         bits_set(self.nulbm + (side * n + j) * self.nbstride - self.bm0, row)
         return self._err(row, E_VALUE, (F_BEFORE_COL if side == 0 else F_AFTER_COL) + <int32_t>j,
                          fr.dpos(r, self.ibase[ii] + vpos), 0, 0, 0, fr.r_msg[r], v, ln)
+
+
+cdef void text_run_free(TextRun* t) noexcept:
+    free(t.scr); free(t.high); free(t.cum)
+    t.scr = NULL; t.high = NULL; t.cum = NULL; t.cap = 0
+
+
+cdef bint text_run(TextRun* t, const uint8_t* rows, int32_t* offs, uint8_t* data, int64_t dlen,
+                   const int64_t* todo, int64_t nval, const uint8_t** vp, int64_t voff,
+                   int64_t width, const int32_t* vl, const uint8_t** iend, int64_t rb,
+                   int64_t nrows, int64_t text, uint8_t* mixed, int64_t* out) except -1:
+    """A code-page text column of a block in one run (where the CPU runs cdc_cp_run_avx2;
+    `TableOut._var_column`'s arguments; rows: the code page as cdc_cp_rows; text: the
+    values' bytes, room for 3 × text + 40 at data + dlen): the values gathered back to back,
+    converted at once, their ends then moved on by the Latin-1 letters before them. The
+    nrows rows from rb get their offsets, those without a value the one before. mixed: the
+    column's last run had a Latin-1 letter to every four blocks or more, taken as this run's
+    guess (cdc_cp_block_avx2) and set here for the next. Returns 1 with the UTF-8 bytes in
+    out; 0, with nothing done that counts, when a byte is not a Latin-1 character (or is
+    NUL): then the values convert one by one, and their errors name them."""
+    cdef int64_t w, i, row, ln, s = 0, nxt = rb, o
+    cdef const uint8_t* v
+    if text + 32 > t.cap:
+        t.cap = max(text + 32, 2 * t.cap)
+        t.scr = <uint8_t*>_grow(t.scr, t.cap)
+        t.high = <uint32_t*>_grow(t.high, (t.cap // 32 + 2) * 4)
+        t.cum = <int32_t*>_grow(t.cum, (t.cap // 32 + 2) * 4)
+    cdef uint8_t* scr = t.scr
+    for w in range(nval):
+        i = todo[w]
+        row = rb + i
+        offsets_to(offs, nxt, row, dlen + s)        # the rows before it without a value
+        v = vp[i] + voff
+        ln = width if width else vl[i]
+        copy_slack(scr + s, v, ln, iend[i] - v)
+        s += ln
+        offs[row + 1] = <int32_t>(dlen + s)
+        nxt = row + 1
+    o = _cprun_fast(scr, s, rows, data + dlen, t.high, t.cum, mixed[0])
+    if o < 0:
+        return 0
+    mixed[0] = 4 * (o - s) > (s >> 5)
+    offsets_to(offs, nxt, rb + nrows, dlen + s)
+    if o != s:
+        latin_ends(offs + rb + 1, nrows, dlen, t.high, t.cum)
+    out[0] = o
+    return 1
+
+
+def codepage_run(list values, bytes u8, bytes u8len, bint mixed, bytes tails):
+    """For tests: the code page text values (None: a row without one) converted as one run
+    (text_run), each value followed in memory by tails' next byte count of bytes (readable
+    past it): (the UTF-8 bytes, the rows' offsets, mixed for the next run), or None where
+    this CPU runs no run conversion or the run refuses the bytes."""
+    cdef int64_t n = len(values), i, nval = 0, text = 0, o = 0, pos = 0
+    cdef uint8_t rows[512]
+    cdef uint8_t mix = mixed
+    cdef TextRun t
+    if _cprun_fast == NULL:
+        return None
+    cp_rows(u8, u8len, rows)
+    memset(&t, 0, sizeof(t))
+    buf = bytearray()
+    starts = []
+    for i in range(n):
+        starts.append(len(buf))
+        if values[i] is not None:
+            buf += values[i]
+            text += len(values[i])
+        buf += bytes(tails[i % len(tails)] if tails else 0)
+    cdef bytes mem = bytes(buf)
+    cdef const uint8_t* base = mem
+    cdef const uint8_t** vp = <const uint8_t**>_grow(NULL, (n + 1) * sizeof(uint8_t*))
+    cdef const uint8_t** iend = <const uint8_t**>_grow(NULL, (n + 1) * sizeof(uint8_t*))
+    cdef int32_t* vl = <int32_t*>_grow(NULL, (n + 1) * 4)
+    cdef int64_t* todo = <int64_t*>_grow(NULL, (n + 1) * 8)
+    cdef int32_t* offs = <int32_t*>_grow(NULL, (n + 1) * 4)
+    cdef uint8_t* data = <uint8_t*>_grow(NULL, 3 * text + 40)
+    try:
+        for i in range(n):
+            vp[i] = base + <int64_t>starts[i]
+            iend[i] = base + (<int64_t>starts[i + 1] if i + 1 < n else len(mem))
+            if values[i] is not None:
+                vl[i] = len(values[i])
+                todo[nval] = i
+                nval += 1
+        offs[0] = 0
+        if not text_run(&t, rows, offs, data, 0, todo, nval, vp, 0, 0, vl, iend, 0, n, text,
+                        &mix, &o):
+            return None
+        return data[:o], [offs[i] for i in range(n + 1)], bool(mix)
+    finally:
+        free(vp); free(iend); free(vl); free(todo); free(offs); free(data)
+        text_run_free(&t)
 
 
 cdef struct WCol:

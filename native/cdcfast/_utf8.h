@@ -187,7 +187,7 @@ static inline void cdc_cp_rows(const uint8_t* u8, const uint8_t* u8len, uint8_t*
 
 #ifdef CDC_HAVE_SSSE3_PATH
 /* For each mask of 8 lanes (bit j: lane j is two UTF-8 bytes), the shuffle that keeps lane j's
- * first byte and, where its bit is set, its second (cdc_latin8). Filled by cdc_cp_utf8_choose. */
+ * first byte and, where its bit is set, its second (cdc_latin32). Filled by cdc_cp_utf8_choose. */
 static uint8_t cdc_latin_shuf[256 * 16];
 
 static inline void cdc_latin_init(void)
@@ -226,68 +226,122 @@ __attribute__((target("avx2"))) static inline __m256i cdc_lut256_avx2(__m256i x,
     return _mm256_blendv_epi8(r[0], r[1], x);
 }
 
-/* The first nv (1 to 8) of the 8 Latin-1 code points (none 0) in c's low half as UTF-8 at
- * out; returns the bytes. Each widened to 16 bits, those past U+007F as their two bytes
- * (110000xx 10xxxxxx), then the unused high bytes squeezed out by one shuffle. Writes 16
- * bytes. */
-__attribute__((target("avx2"))) static inline int64_t cdc_latin8(__m128i c, int nv,
-                                                                  uint8_t* out)
+/* The 32 Latin-1 code points in a (none 0; high: the mask of those past U+007F) as UTF-8 at
+ * out; returns the bytes of the first nv (high has no bit past them). A code point past
+ * U+007F is 110000xx 10xxxxxx: its lead C2 or C3, its trail the byte less bit 6. Leads and
+ * trails interleaved (each code point in 16 bits, 8 to a 128-bit lane), then each lane's
+ * unused trails squeezed out by one shuffle, from cdc_latin_shuf. Writes up to 40 bytes past
+ * what it returns, no branch. */
+__attribute__((target("avx2,popcnt"), always_inline)) static inline int64_t cdc_latin32(
+    __m256i a, uint32_t high, int64_t nv, uint8_t* out)
 {
-    const __m128i w = _mm_cvtepu8_epi16(c);
-    const __m128i two = _mm_or_si128(
-        _mm_or_si128(_mm_srli_epi16(w, 6), _mm_set1_epi16(0xC0)),
-        _mm_slli_epi16(_mm_or_si128(_mm_and_si128(w, _mm_set1_epi16(0x3F)),
-                                    _mm_set1_epi16(0x80)), 8));
-    const __m128i wide = _mm_cmpgt_epi16(w, _mm_set1_epi16(0x7F));
-    const __m128i u = _mm_blendv_epi8(w, two, wide);
-    unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(wide, wide)) & 0xFF;
-    _mm_storeu_si128((__m128i*)out, _mm_shuffle_epi8(
-        u, _mm_loadu_si128((const __m128i*)(cdc_latin_shuf + 16 * m))));
-    return nv + __builtin_popcount(m & ((1u << nv) - 1));
+    const __m256i c3 = _mm256_cmpgt_epi8(a, _mm256_set1_epi8((char)0xBF));  /* (or ASCII) */
+    const __m256i lead = _mm256_blendv_epi8(
+        a, _mm256_sub_epi8(_mm256_set1_epi8((char)0xC2), c3), a);
+    const __m256i trail = _mm256_and_si256(a, _mm256_set1_epi8((char)0xBF));
+    /* code points 0-7 and 16-23 (lo), 8-15 and 24-31 (hi), by lane */
+    const __m256i lo = _mm256_unpacklo_epi8(lead, trail), hi = _mm256_unpackhi_epi8(lead, trail);
+    const unsigned m0 = high & 0xFF, m1 = high >> 8 & 0xFF, m2 = high >> 16 & 0xFF,
+                   m3 = high >> 24;
+    const __m256i sl = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i*)(cdc_latin_shuf + 16 * m0))),
+        _mm_loadu_si128((const __m128i*)(cdc_latin_shuf + 16 * m2)), 1);
+    const __m256i sh = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i*)(cdc_latin_shuf + 16 * m1))),
+        _mm_loadu_si128((const __m128i*)(cdc_latin_shuf + 16 * m3)), 1);
+    const __m256i vl = _mm256_shuffle_epi8(lo, sl), vh = _mm256_shuffle_epi8(hi, sh);
+    int64_t o = 8 + __builtin_popcount(m0);
+    _mm_storeu_si128((__m128i*)out, _mm256_castsi256_si128(vl));
+    _mm_storeu_si128((__m128i*)(out + o), _mm256_castsi256_si128(vh));
+    o += 8 + __builtin_popcount(m1);
+    _mm_storeu_si128((__m128i*)(out + o), _mm256_extracti128_si256(vl, 1));
+    o += 8 + __builtin_popcount(m2);
+    _mm_storeu_si128((__m128i*)(out + o), _mm256_extracti128_si256(vh, 1));
+    return nv + __builtin_popcount(high);
 }
 
-/* cdc_cp_utf8_fn 32 bytes at a time: their code points looked up at once; all ASCII (names,
- * codes, English text) stored as they are, Latin-1 letters (ü, ñ, é, ß) expanded 8 at a time
- * (cdc_latin8); a block with any other byte, and a tail that cannot be read as a whole block,
- * byte by byte (cdc_to_utf8). Writes up to 32 bytes past what it returns (the caller's
- * output has that slack); reads past n only within readable. */
-__attribute__((target("avx2"))) static inline int64_t cdc_cp_utf8_avx2(
+/* One block of nv (1 to 32) code-page bytes at p (32 readable) as UTF-8 at out, when all
+ * are Latin-1 characters other than NUL: their code points looked up at once, then written
+ * by cdc_latin32; with mixed 0, a block of ASCII only (names, codes, English text) is
+ * stored as it is, which is quicker where Latin-1 letters (ü, ñ, é, ß) are rare and dearer
+ * (a mispredicted branch) where they are frequent. Returns the bytes written (up to 40 more
+ * are), or -1 (nothing useful written) when one is not; *high gets the mask of bytes past
+ * U+007F. */
+__attribute__((target("avx2,popcnt"), always_inline)) static inline int64_t cdc_cp_block_avx2(
+    const uint8_t* p, int64_t nv, const uint8_t* rows, uint8_t* out, uint32_t* high,
+    const int mixed)
+{
+    const __m256i a = cdc_lut256_avx2(_mm256_loadu_si256((const __m256i*)p), rows);
+    const uint32_t vm = nv < 32 ? (1u << nv) - 1 : 0xFFFFFFFFu;
+    const uint32_t hm = (uint32_t)_mm256_movemask_epi8(a) & vm;
+    *high = hm;
+    if ((uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, _mm256_setzero_si256())) & vm)
+        return -1;                              /* not all Latin-1 (or a NUL) */
+    if (!mixed && !hm) {
+        _mm256_storeu_si256((__m256i*)out, a);
+        return nv;
+    }
+    return cdc_latin32(a, hm, nv, out);
+}
+
+/* cdc_cp_utf8_fn 32 bytes at a time (cdc_cp_block_avx2); a block with a byte that is not a
+ * Latin-1 character, and a tail that cannot be read as a whole block, byte by byte
+ * (cdc_to_utf8). Writes up to 40 bytes past what it returns (the caller's output has that
+ * slack); reads past n only within readable. */
+__attribute__((target("avx2,popcnt"))) static inline int64_t cdc_cp_utf8_avx2(
     const uint8_t* p, int64_t n, const uint8_t* rows, const uint8_t* u8, const uint8_t* u8len,
     uint8_t* out, int64_t readable)
 {
-    const __m256i zero = _mm256_setzero_si256();
     int64_t i = 0, o = 0, k;
+    uint32_t hm;
     while (i < n) {
         int64_t nv = n - i < 32 ? n - i : 32;
         if (nv < 32 && readable - i < 32)
             break;
-        const __m256i a = cdc_lut256_avx2(_mm256_loadu_si256((const __m256i*)(p + i)), rows);
-        const uint32_t vm = nv < 32 ? (1u << nv) - 1 : 0xFFFFFFFFu;
-        const uint32_t hm = (uint32_t)_mm256_movemask_epi8(a) & vm;
-        if ((uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, zero)) & vm)
-            break;                              /* not all Latin-1 (or a NUL) */
-        if (!hm) {
-            _mm256_storeu_si256((__m256i*)(out + o), a);
-            o += nv;
-        } else {                                /* 8 at a time: as they are, or expanded */
-            const __m128i lo = _mm256_castsi256_si128(a), hi = _mm256_extracti128_si256(a, 1);
-            const __m128i g[4] = {lo, _mm_unpackhi_epi64(lo, lo), hi, _mm_unpackhi_epi64(hi, hi)};
-            for (int q = 0; q < 4 && 8 * q < nv; q++) {
-                const int m = nv - 8 * q < 8 ? (int)nv - 8 * q : 8;
-                if (hm >> (8 * q) & 0xFF) {
-                    o += cdc_latin8(g[q], m, out + o);
-                } else {
-                    _mm_storel_epi64((__m128i*)(out + o), g[q]);
-                    o += m;
-                }
-            }
-        }
+        k = cdc_cp_block_avx2(p + i, nv, rows, out + o, &hm, 0);
+        if (k < 0)
+            break;
+        o += k;
         i += nv;
     }
     if (i == n)
         return o;
     k = cdc_to_utf8(p + i, n - i, u8, u8len, out + o);
     return k < 0 ? -1 : o + k;
+}
+
+__attribute__((target("avx2,popcnt"), always_inline)) static inline int64_t cdc_cp_run_blocks(
+    const uint8_t* p, int64_t n, const uint8_t* rows, uint8_t* out, uint32_t* high,
+    int32_t* cum, const int mixed)
+{
+    int64_t i, o = 0, k, b = 0;
+    int32_t highs = 0;
+    for (i = 0; i < n; i += 32, b++) {
+        k = cdc_cp_block_avx2(p + i, n - i < 32 ? n - i : 32, rows, out + o, high + b, mixed);
+        if (k < 0)
+            return -1;
+        cum[b] = highs;
+        highs += __builtin_popcount(high[b]);
+        o += k;
+    }
+    high[b] = 0;
+    cum[b] = highs;
+    return o;
+}
+
+/* n code-page bytes at p (the text of many values back to back, 32 readable past n) as
+ * UTF-8 at out (40 bytes of slack), when every one is a Latin-1 character other than NUL:
+ * one run of whole blocks, no tail per value; mixed: as cdc_cp_block_avx2 (the caller
+ * chooses it where the run before had many Latin-1 letters). Returns the bytes written, or
+ * -1 when a byte is not (then the caller converts value by value). For the values' ends:
+ * block b (bytes 32b to 32b + 31) has the bytes past U+007F in the bits of high[b] and
+ * cum[b] of them before it (n / 32 + 1 entries of each), see cdc_latin_ends. */
+__attribute__((target("avx2,popcnt"))) static inline int64_t cdc_cp_run_avx2(
+    const uint8_t* p, int64_t n, const uint8_t* rows, uint8_t* out, uint32_t* high,
+    int32_t* cum, int mixed)
+{
+    return mixed ? cdc_cp_run_blocks(p, n, rows, out, high, cum, 1)
+                 : cdc_cp_run_blocks(p, n, rows, out, high, cum, 0);
 }
 #endif
 
@@ -304,6 +358,43 @@ static inline cdc_cp_utf8_fn cdc_cp_utf8_choose(int allow_simd)
     (void)allow_simd;
     return NULL;
 }
+
+typedef int64_t (*cdc_cp_run_fn)(const uint8_t* p, int64_t n, const uint8_t* rows,
+                                 uint8_t* out, uint32_t* high, int32_t* cum, int mixed);
+
+/* The run conversion for this CPU, or NULL (then values convert one by one). */
+static inline cdc_cp_run_fn cdc_cp_run_choose(int allow_simd)
+{
+#ifdef CDC_HAVE_SSSE3_PATH
+    if (allow_simd && __builtin_cpu_supports("avx2")) {
+        cdc_latin_init();
+        return cdc_cp_run_avx2;
+    }
+#endif
+    (void)allow_simd;
+    return NULL;
+}
+
+/* The n offsets at offs into a run's UTF-8 that starts at base, given as offsets into its
+ * code-page text (which cdc_cp_run_avx2 converted, from base too): each moved on by one for
+ * every byte past U+007F before it. Only where that conversion runs, so with POPCNT. */
+#ifdef CDC_HAVE_SSSE3_PATH
+__attribute__((target("popcnt"))) static inline void cdc_latin_ends(
+    int32_t* offs, int64_t n, int64_t base, const uint32_t* high, const int32_t* cum)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t e = offs[i] - base;
+        offs[i] = (int32_t)(offs[i] + cum[e >> 5]
+                            + __builtin_popcount(high[e >> 5] & ((1u << (e & 31)) - 1)));
+    }
+}
+#else
+static inline void cdc_latin_ends(int32_t* offs, int64_t n, int64_t base,
+                                  const uint32_t* high, const int32_t* cum)
+{
+    (void)offs; (void)n; (void)base; (void)high; (void)cum;     /* (no run conversion) */
+}
+#endif
 
 typedef int (*cdc_utf8_fn)(const uint8_t*, int64_t);
 
