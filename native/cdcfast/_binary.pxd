@@ -64,17 +64,13 @@ cdef extern from *:
             return 0;
         if (2 * n - 1 > prec && (p[0] >> 4) != 0)
             return 0;
-        uint64_t l = cdc_nibbles16(lo), h = 0;
-        if (hi) {                   /* (up to 15 digits, most columns' values: one word) */
-            unsigned __int128 t = (unsigned __int128)cdc_nibbles16(hi) * 10000000000000000ULL + l;
-            l = (uint64_t)t;
-            h = (uint64_t)(t >> 64);
-        }
-        if (sign == 0xD || sign == 0xB) {       /* -(h:l) */
-            h = ~h + (l == 0);
-            l = -l;
-        }
-        cdc_store128(dst, l, h);
+        /* no branch on the digits or the sign: both vary from value to value */
+        unsigned __int128 t = (unsigned __int128)cdc_nibbles16(hi) * 10000000000000000ULL
+                              + cdc_nibbles16(lo);
+        const uint64_t neg = -(uint64_t)((sign == 0xD) | (sign == 0xB));
+        const unsigned __int128 m = (unsigned __int128)neg << 64 | neg;
+        t = (t ^ m) - m;                        /* negated where the sign is minus */
+        cdc_store128(dst, (uint64_t)t, (uint64_t)(t >> 64));
         return 1;
     }
     """

@@ -116,6 +116,27 @@ static inline int cdc_eq_exact(const uint8_t* a, const uint8_t* b, int64_t n)
     return n == 0 || a[0] == b[0];
 }
 
+/* Whether a[0:n] and b[0:n] differ, where room_a and room_b bytes may be read from a and b:
+ * up to 64 bytes with 64 readable in each, one compare of 64 bytes masked to n, with no
+ * branch on the bytes or their length (which vary from value to value); else cdc_eq_exact. */
+static inline int cdc_text_differs(const uint8_t* a, const uint8_t* b, int64_t n,
+                                   int64_t room_a, int64_t room_b)
+{
+#if defined(__SSE2__)
+    if (n <= 64 && room_a >= 64 && room_b >= 64) {
+        uint64_t eq = 0;
+        for (int q = 0; q < 4; q++)
+            eq |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(
+                      _mm_loadu_si128((const __m128i*)(a + 16 * q)),
+                      _mm_loadu_si128((const __m128i*)(b + 16 * q)))) << (16 * q);
+        const uint64_t used = n == 64 ? ~0ULL : (1ULL << n) - 1;
+        return (~eq & used) != 0;
+    }
+#endif
+    (void)room_a; (void)room_b;
+    return !cdc_eq_exact(a, b, n);
+}
+
 /* dst[0:n] = src[0:n] touching exactly those bytes (no slack needed): overlapping word
  * moves, which cost less than a libc call for the short names and codes of headers. */
 static inline void cdc_copy_exact(uint8_t* dst, const uint8_t* src, int64_t n)

@@ -98,6 +98,8 @@ cdef extern from "cdcfast/_utf8.h":
 
 cdef extern from "cdcfast/_bytes.h":
     bint eq_exact "cdc_eq_exact"(const uint8_t* a, const uint8_t* b, int64_t n) nogil
+    bint text_differs "cdc_text_differs"(const uint8_t* a, const uint8_t* b, int64_t n,
+                                         int64_t room_a, int64_t room_b) nogil
     void copy_exact "cdc_copy_exact"(uint8_t* dst, const uint8_t* src, int64_t n) nogil
     void copy_slack "cdc_copy_slack"(uint8_t* dst, const uint8_t* src, int64_t n,
                                      int64_t readable) nogil
@@ -1812,7 +1814,8 @@ cdef class TableOut:
         # bitmaps of the chunk's rows from byte b0 on, each padded to whole words (nbs bytes)
         cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0, j
         cdef int64_t nbs = (nb + 7) & ~7
-        cdef int64_t nupd = 0, t
+        cdef int64_t nupd = 0, t, tb0, tb1      # nupd: the block's updates
+        cdef Col* cs
         cdef uint8_t* img
         cdef uint8_t* nul
         cdef uint8_t* vd
@@ -1906,21 +1909,28 @@ cdef class TableOut:
                                         self.todoimg + side * BLOCK)
                 for j in range(n):
                     self._column(fr, side, j, i0, i1, row0)
-        # validity of the chunk's values: where their image was read, less their nulls
-        cdef Col* cs
+            # the block's validity: where their image was read, less their nulls; then its
+            # updates' changed bits, where before and after differ, while the values are in
+            # cache. (A byte the block shares with the one before or after is done twice:
+            # the bits are or-ed, the rows not yet walked have none.)
+            tb0 = ((row0 + i0) >> 3) - b0
+            tb1 = ((row0 + i1 - 1) >> 3) - b0 + 1
+            for side in range(2):
+                cs = self.cb if side == 0 else self.ca
+                img = self.imgbm + side * nbs
+                for j in range(n):
+                    nul = self.nulbm + (side * n + j) * nbs
+                    vd = cs[j].valid + b0
+                    for t in range(tb0, tb1):
+                        vd[t] |= img[t] & ~nul[t]
+            if nupd:
+                for j in range(n):
+                    _changed(self.cb + j, self.ca + j, self.cc[j].data, self.updbm + tb0,
+                             b0 + tb0, tb1 - tb0)
+                nupd = 0
         for side in range(2):
-            cs = self.cb if side == 0 else self.ca
-            img = self.imgbm + side * nbs
-            _or_bits((self.before_v if side == 0 else self.after_v).valid + b0, img, nb)
-            for j in range(n):
-                nul = self.nulbm + (side * n + j) * nbs
-                vd = cs[j].valid + b0
-                for t in range(nb):
-                    vd[t] |= img[t] & ~nul[t]
-        # updates: changed where before and after differ (their validity is final now)
-        if nupd:
-            for j in range(n):
-                _changed(self.cb + j, self.ca + j, self.cc[j].data, self.updbm, b0, nb)
+            _or_bits((self.before_v if side == 0 else self.after_v).valid + b0,
+                     self.imgbm + side * nbs, nb)
         # changed / present of the chunk's rows: valid where the images were read, present
         # all true there, changed all true for inserts (updates' bits are set above)
         _or_bits(self.changed_v.valid + b0, self.okbm, nb)
@@ -2415,8 +2425,9 @@ cdef void _changed(const Col* b, const Col* a, uint8_t* chg, const uint8_t* upd,
                    int64_t nb) noexcept nogil:
     """Into the bitmap chg, the update rows (upd: a bitmap of the chunk's, nb bytes from byte
     b0) where one column's before and after values differ: where one of the two is null, 8
-    rows at a time, then where both are valid and their bytes differ."""
-    cdef int64_t t, row, w = b.width, n
+    rows at a time, then where both are valid and their bytes differ (no branch on whether
+    they do: about one in ten does)."""
+    cdef int64_t t, row, w = b.width, n, ob, oa
     cdef uint8_t m, x, y
     cdef bint diff
     cdef const uint8_t* bv = b.valid + b0
@@ -2446,11 +2457,12 @@ cdef void _changed(const Col* b, const Col* a, uint8_t* chg, const uint8_t* upd,
             elif lay == 3:
                 diff = ((bd[row >> 3] ^ ad[row >> 3]) >> (row & 7)) & 1
             else:
-                n = b.offs[row + 1] - b.offs[row]
-                diff = n != a.offs[row + 1] - a.offs[row] or not eq_exact(
-                    bd + b.offs[row], ad + a.offs[row], n)
-            if diff:
-                cg[t] |= m & -m                     # (the lowest bit of m: this row's)
+                ob = b.offs[row]
+                oa = a.offs[row]
+                n = b.offs[row + 1] - ob
+                diff = (n != a.offs[row + 1] - oa) | text_differs(bd + ob, ad + oa, n,
+                                                                 b.dcap - ob, a.dcap - oa)
+            cg[t] |= m & -m & -<uint8_t>diff        # (the lowest bit of m: this row's)
             m &= m - 1
 
 
