@@ -164,6 +164,13 @@ static inline void cdc_copy_exact(uint8_t* dst, const uint8_t* src, int64_t n)
     }
 }
 
+/* dst[0:n] = src[0:n], n a multiple of 16, in 16-byte moves */
+static inline void cdc_copy_16s(uint8_t* dst, const uint8_t* src, int64_t n)
+{
+    for (int64_t i = 0; i < n; i += 16)
+        memcpy(dst + i, src + i, 16);
+}
+
 /* dst[0:n] = src[0:n] in 16-byte moves where src has the bytes (readable of them from src
  * on), else exactly: dst may be written up to 15 bytes past n. For gathering the many short
  * values of a column into one run. */
@@ -173,8 +180,7 @@ static inline void cdc_copy_slack(uint8_t* dst, const uint8_t* src, int64_t n, i
         cdc_copy_exact(dst, src, n);
         return;
     }
-    for (int64_t i = 0; i < n; i += 16)
-        memcpy(dst + i, src + i, 16);
+    cdc_copy_16s(dst, src, (n + 15) & ~(int64_t)15);
 }
 
 /* bits i0 … i0 + n - 1 of the bitmap bm set (bit i: bit i & 7 of byte i >> 3) */

@@ -103,6 +103,7 @@ cdef extern from "cdcfast/_bytes.h":
     void copy_exact "cdc_copy_exact"(uint8_t* dst, const uint8_t* src, int64_t n) nogil
     void copy_slack "cdc_copy_slack"(uint8_t* dst, const uint8_t* src, int64_t n,
                                      int64_t readable) nogil
+    void copy_16s "cdc_copy_16s"(uint8_t* dst, const uint8_t* src, int64_t n) nogil
     int _ctz "cdc_ctz"(uint64_t x) nogil
     uint64_t load_le64 "cdc_load_le64"(const uint8_t* p) nogil
     void _set_bits "cdc_set_bits"(uint8_t* bm, int64_t i0, int64_t n) nogil
@@ -536,6 +537,7 @@ cdef class Framer:
     cdef int64_t* s_log
     cdef int64_t* s_phys
     cdef uint8_t* scratch
+    cdef const uint8_t* dend        # where the input's bytes end
     cdef int64_t slen, scap
 
     def __cinit__(self, data, offsets, valid, str framing, bytes asc):
@@ -543,9 +545,11 @@ cdef class Framer:
         cdef const int64_t[::1] offs = offsets
         self.keep = (data, offsets, valid, asc)
         self.data = NULL
+        self.dend = NULL
         if len(data):
             view = data
             self.data = &view[0]
+            self.dend = self.data + len(view)
         self.moff = &offs[0]
         self.nmsg = len(offsets) - 1
         self.mvalid = NULL
@@ -1049,6 +1053,10 @@ cdef class Framer:
     cdef inline const uint8_t* dat(self, int64_t r) noexcept nogil:
         return (self.scratch + self.r_dat[r]) if self.r_nseg[r] else (self.data + self.r_dat[r])
 
+    cdef inline const uint8_t* rend(self, int64_t r) noexcept nogil:
+        """Where the bytes that may be read from record r's data on end (its buffer's end)."""
+        return (self.scratch + self.scap) if self.r_nseg[r] else self.dend
+
     cdef int64_t dpos(self, int64_t r, int64_t q) noexcept nogil:
         """Offset q in record r's data → its position in the part's bytes."""
         cdef int64_t s, s0
@@ -1122,7 +1130,8 @@ cdef class TableOut:
                                     # (side * ncols + column) * BLOCK + i: where its value lies
     cdef int32_t* vl                # and its length (both from _walk)
     cdef const uint8_t** ip         # per side and chunk row: the image, where it ends, and
-    cdef const uint8_t** iend       # its offset in its record's data
+    cdef const uint8_t** iend       # its offset in its record's data, and where the bytes
+    cdef const uint8_t** rend       # that may be read from it end (its buffer's end)
     cdef int64_t* ibase
     cdef int64_t* todo              # one column's block rows with a value
     cdef int64_t* todoimg           # per side: the block rows with that image
@@ -1203,6 +1212,7 @@ cdef class TableOut:
         self.vl = <int32_t*>_grow(NULL, 2 * BLOCK * (n + 1) * 4)
         self.ip = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
         self.iend = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
+        self.rend = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
         self.ibase = <int64_t*>_grow(NULL, 2 * BLOCK * 8)
         self.todo = <int64_t*>_grow(NULL, BLOCK * 8)
         self.todoimg = <int64_t*>_grow(NULL, 2 * BLOCK * 8)
@@ -1221,7 +1231,7 @@ cdef class TableOut:
         free(self.errs); free(self.raw); free(self.rows); free(self.hp); free(self.hpz)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
         free(self.lsz); free(self.wcol); free(self.vp); free(self.vl); free(self.ip)
-        free(self.iend); free(self.ibase); free(self.todo); free(self.todoimg); free(self.hard)
+        free(self.iend); free(self.rend); free(self.ibase); free(self.todo); free(self.todoimg); free(self.hard)
         free(self.okbm); free(self.insbm); free(self.updbm); free(self.imgbm)
         free(self.nulbm); free(self.framedbm); free(self.latin)
         text_run_free(&self.trun)
@@ -1972,6 +1982,7 @@ cdef class TableOut:
         cdef uint8_t* nulls = self.nulbm + side * ncols * nbs - self.bm0 + (row >> 3)
         self.ip[ii] = p
         self.iend[ii] = p + n
+        self.rend[ii] = fr.rend(r)
         self.ibase[ii] = base
         while j < ncols:
             c = wc + j
@@ -2187,12 +2198,14 @@ cdef class TableOut:
             what = 2
         else:
             what = 3
-        cdef int64_t text
+        cdef int64_t text, vmax = width
         if width:
             need = nval * width
         else:
             for w in range(nval):
-                need += vl[todo[w]]
+                ln = vl[todo[w]]
+                need += ln
+                vmax = max(vmax, ln)
         text = need
         need = 3 * need + 40 if what == 3 else (2 * need if what == 1 else need)
         if cs[j].dlen + need > cs[j].dcap:
@@ -2201,8 +2214,9 @@ cdef class TableOut:
         cdef int32_t* offs = cs[j].offs
         dlen = cs[j].dlen
         if what == 3 and _cprun_fast != NULL and nval and text_run(
-                &self.trun, rows, offs, data, dlen, todo, nval, vp, voff, width, vl, iend, rb,
-                i1 - i0, text, self.latin + side * n + j, &o):
+                &self.trun, rows, offs, data, dlen, todo, nval, vp, voff, width, vl, iend,
+                self.rend + side * BLOCK, vmax, rb, i1 - i0, text, self.latin + side * n + j,
+                &o):
             cs[j].dlen = dlen + o
             return 0
         for w in range(nval):
@@ -2277,21 +2291,26 @@ cdef void text_run_free(TextRun* t) noexcept:
 
 cdef bint text_run(TextRun* t, const uint8_t* rows, int32_t* offs, uint8_t* data, int64_t dlen,
                    const int64_t* todo, int64_t nval, const uint8_t** vp, int64_t voff,
-                   int64_t width, const int32_t* vl, const uint8_t** iend, int64_t rb,
-                   int64_t nrows, int64_t text, uint8_t* mixed, int64_t* out) except -1:
+                   int64_t width, const int32_t* vl, const uint8_t** iend,
+                   const uint8_t** rend, int64_t vmax, int64_t rb, int64_t nrows, int64_t text,
+                   uint8_t* mixed, int64_t* out) except -1:
     """A code-page text column of a block in one run (where the CPU runs cdc_cp_run_avx2;
     `TableOut._var_column`'s arguments; rows: the code page as cdc_cp_rows; text: the
-    values' bytes, room for 3 × text + 40 at data + dlen): the values gathered back to back,
-    converted at once, their ends then moved on by the Latin-1 letters before them. The
+    values' bytes, vmax the longest value's, room for 3 × text + 40 at data + dlen; rend:
+    where the bytes readable from each block row's image end): the values gathered back to
+    back, converted at once, their ends then moved on by the Latin-1 letters before them. A
+    value is gathered as vmax bytes rounded up to 16 where that many can be read (a loop of
+    the same length for each: its exit is not mispredicted), else exactly. The
     nrows rows from rb get their offsets, those without a value the one before. mixed: the
     column's last run had a Latin-1 letter to every four blocks or more, taken as this run's
     guess (cdc_cp_block_avx2) and set here for the next. Returns 1 with the UTF-8 bytes in
     out; 0, with nothing done that counts, when a byte is not a Latin-1 character (or is
     NUL): then the values convert one by one, and their errors name them."""
     cdef int64_t w, i, row, ln, s = 0, nxt = rb, o
+    cdef int64_t cap = (vmax + 15) & ~15 if vmax <= 256 else 0
     cdef const uint8_t* v
-    if text + 32 > t.cap:
-        t.cap = max(text + 32, 2 * t.cap)
+    if text + cap + 32 > t.cap:
+        t.cap = max(text + cap + 32, 2 * t.cap)
         t.scr = <uint8_t*>_grow(t.scr, t.cap)
         t.high = <uint32_t*>_grow(t.high, (t.cap // 32 + 2) * 4)
         t.cum = <int32_t*>_grow(t.cum, (t.cap // 32 + 2) * 4)
@@ -2302,7 +2321,10 @@ cdef bint text_run(TextRun* t, const uint8_t* rows, int32_t* offs, uint8_t* data
         offsets_to(offs, nxt, row, dlen + s)        # the rows before it without a value
         v = vp[i] + voff
         ln = width if width else vl[i]
-        copy_slack(scr + s, v, ln, iend[i] - v)
+        if cap and rend[i] - v >= cap:
+            copy_16s(scr + s, v, cap)
+        else:
+            copy_slack(scr + s, v, ln, iend[i] - v)
         s += ln
         offs[row + 1] = <int32_t>(dlen + s)
         nxt = row + 1
@@ -2342,6 +2364,8 @@ def codepage_run(list values, bytes u8, bytes u8len, bint mixed, bytes tails):
     cdef const uint8_t* base = mem
     cdef const uint8_t** vp = <const uint8_t**>_grow(NULL, (n + 1) * sizeof(uint8_t*))
     cdef const uint8_t** iend = <const uint8_t**>_grow(NULL, (n + 1) * sizeof(uint8_t*))
+    cdef const uint8_t** rend = <const uint8_t**>_grow(NULL, (n + 1) * sizeof(uint8_t*))
+    cdef int64_t vmax = 0
     cdef int32_t* vl = <int32_t*>_grow(NULL, (n + 1) * 4)
     cdef int64_t* todo = <int64_t*>_grow(NULL, (n + 1) * 8)
     cdef int32_t* offs = <int32_t*>_grow(NULL, (n + 1) * 4)
@@ -2350,17 +2374,19 @@ def codepage_run(list values, bytes u8, bytes u8len, bint mixed, bytes tails):
         for i in range(n):
             vp[i] = base + <int64_t>starts[i]
             iend[i] = base + (<int64_t>starts[i + 1] if i + 1 < n else len(mem))
+            rend[i] = base + len(mem)
             if values[i] is not None:
                 vl[i] = len(values[i])
+                vmax = max(vmax, vl[i])
                 todo[nval] = i
                 nval += 1
         offs[0] = 0
-        if not text_run(&t, rows, offs, data, 0, todo, nval, vp, 0, 0, vl, iend, 0, n, text,
-                        &mix, &o):
+        if not text_run(&t, rows, offs, data, 0, todo, nval, vp, 0, 0, vl, iend, rend, vmax,
+                        0, n, text, &mix, &o):
             return None
         return data[:o], [offs[i] for i in range(n + 1)], bool(mix)
     finally:
-        free(vp); free(iend); free(vl); free(todo); free(offs); free(data)
+        free(vp); free(iend); free(rend); free(vl); free(todo); free(offs); free(data)
         text_run_free(&t)
 
 
