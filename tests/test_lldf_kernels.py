@@ -12,9 +12,11 @@ stand in for, value by value, in every code page `lldf` reads:
    Python's codec's), or fails where it fails, for random bytes of every kind (ASCII letters,
    Latin-1 letters, undefined bytes, cp1140's euro sign), every length across the 8- and
    32-byte steps, and every amount of readable bytes after the value.
-3. Code page text of a block's values as one run (cdc_cp_run_avx2): the same bytes and
+3. Packed decimals through the column kernel (`_binary.pxd` `cdc_dec_column_ssse3`): the
+   careful parser's value, or left to it, for valid and mutated values of every width.
+4. Code page text of a block's values as one run (cdc_cp_run_avx2): the same bytes and
    offsets as the values one by one, or no run where a byte is not a Latin-1 character.
-4. A whole decode (generated data: EBCDIC text with Latin-1 letters, timestamps of every
+5. A whole decode (generated data: EBCDIC text with Latin-1 letters, timestamps of every
    precision and zone) gives the same table in a child process with CDCFAST_NO_AVX2=1 (the
    scalar kernels) as here.
 """
@@ -295,6 +297,56 @@ def test_codepage_run_refuses_what_goes_value_by_value():
             or not _lldf.simd_level()[1]
 
 
+def packed(rnd, width, prec):
+    """A packed decimal of `width` bytes: digits, the pad nibble 0 where the precision is
+    even, any valid sign (C, F, A, E plus; D, B minus)."""
+    nd = 2 * width - 1
+    digits = [rnd.randrange(10) if rnd.random() < 0.9 else 9 for _ in range(nd)]
+    if nd > prec:
+        digits[0] = 0
+    nib = digits + [rnd.choice([0xC, 0xD, 0xF, 0xA, 0xB, 0xE])]
+    return bytes(nib[2 * i] << 4 | nib[2 * i + 1] for i in range(width))
+
+
+def check_decimal(value, prec, tail):
+    fast, careful = _lldf.decimal_paths(value + tail, len(value), prec)
+    if fast is not None:
+        assert fast == careful, (value.hex(), prec, fast, careful)
+    elif careful is not None and len(value + tail) >= 16 and _lldf.simd_level()[2]:
+        raise AssertionError(("the kernel left a valid value", value.hex(), prec))
+    return careful
+
+
+def test_packed_decimal_kernel():
+    """The column kernel (16 bytes a step where the CPU has SSSE3) against the careful byte
+    by byte parser: every width and precision, valid values, each mutated (a nibble set to
+    anything, the sign among them), random bytes, and bytes after the value that it must
+    not use (fewer than 16 readable: the careful one alone)."""
+    rnd = random.Random("packed")
+    valid = 0
+    for width in range(1, 17):
+        for prec in sorted({2 * width - 1, max(1, 2 * width - 2), rnd.randint(1, 31)}):
+            if prec < 2 * width - 2 or prec > 31:
+                continue
+            for _ in range(150):
+                value = bytearray(packed(rnd, width, prec))
+                tail = bytes(rnd.randrange(256) for _ in range(rnd.choice([0, 3, 15, 16, 20])))
+                valid += check_decimal(bytes(value), prec, tail) is not None
+                k = rnd.randrange(2 * width)
+                value[k // 2] = (value[k // 2] & (0x0F if k % 2 == 0 else 0xF0)) | (
+                    rnd.randrange(16) << (4 if k % 2 == 0 else 0))
+                check_decimal(bytes(value), prec, tail)
+                check_decimal(bytes(rnd.randrange(256) for _ in range(width)), prec, tail)
+    assert valid > 5000
+    # the extremes: 31 nines, either sign; zero; one digit
+    for sign, mul in ((0xC, 1), (0xD, -1)):
+        v = bytes([0x99] * 15 + [0x90 | sign])
+        assert _lldf.decimal_paths(v + bytes(4), 16, 31)[1] == mul * (10 ** 31 - 1)
+        assert check_decimal(v, 31, bytes(4)) == mul * (10 ** 31 - 1)
+    assert check_decimal(b"\x0c", 1, bytes(16)) == 0
+    assert check_decimal(b"\x7d", 1, bytes(16)) == -7
+
+
 DECODE = """
 import json, sys, hashlib
 import cdcfast
@@ -313,7 +365,7 @@ print(json.dumps(out))
 def test_scalar_kernels_decode_the_same():
     """A whole decode with the scalar kernels (CDCFAST_NO_AVX2=1) equals the default one."""
     runs = {mode: json.loads(stdout) for mode, stdout in scalar_and_simd(DECODE).items()}
-    assert runs["1"].pop("level") == [False, False]
+    assert runs["1"].pop("level") == [False, False, False]
     runs[""].pop("level")
     assert runs["1"] == runs[""]
     assert all(len(v) == 2 for v in runs[""].values())

@@ -73,9 +73,102 @@ cdef extern from *:
         cdc_store128(dst, (uint64_t)t, (uint64_t)(t >> 64));
         return 1;
     }
+
+    /* One DECIMAL column over a block: row todo[w] (w < nval) has its n-byte packed decimal
+       (n <= 16; prec digits) at vp[todo[w]] + voff, readable up to iend[todo[w]]; its value
+       to out + 16 * todo[w]. The rows with fewer than 16 readable bytes, or whose bytes are
+       not such a number, are listed in hard for packed_decimal (which reports them); returns
+       how many. A loop of its own so that the kernel is inlined into it. */
+    typedef int64_t (*cdc_dec_column_fn)(const uint8_t* const* vp, int64_t voff, int64_t n,
+                                         int prec, const uint8_t* const* iend,
+                                         const int64_t* todo, int64_t nval, uint8_t* out,
+                                         int64_t* hard);
+
+    static int64_t cdc_dec_column_scalar(const uint8_t* const* vp, int64_t voff, int64_t n,
+                                         int prec, const uint8_t* const* iend,
+                                         const int64_t* todo, int64_t nval, uint8_t* out,
+                                         int64_t* hard) {
+        int64_t nh = 0;
+        for (int64_t w = 0; w < nval; w++) {
+            const int64_t i = todo[w];
+            const uint8_t* v = vp[i] + voff;
+            if (iend[i] - v < 16 || !cdc_packed16(v, (int)n, prec, out + 16 * i))
+                hard[nh++] = i;
+        }
+        return nh;
+    }
+
+    #if defined(__x86_64__) && defined(__GNUC__)
+    #include <immintrin.h>
+    /* cdc_packed16 in 16-byte words (SSSE3): the field's bytes moved to the word's end by one
+       shuffle (shuf: made once per column), its nibbles split and interleaved into 32 digits,
+       the sign's lane replaced by a leading 0, then pairs, fours and eights of digits by
+       multiply-adds: two 16-digit halves, one 128-bit multiply. The same checks (a digit or
+       the sign out of range, the pad nibble of an even precision) and the same value. */
+    __attribute__((target("ssse3"), always_inline)) static inline int cdc_packed_ssse3(
+        const uint8_t* p, const __m128i shuf, const int pad, uint8_t* dst) {
+        const __m128i f = _mm_set1_epi8(0x0F), nine = _mm_set1_epi8(9);
+        const __m128i y = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i*)p), shuf);
+        const __m128i hi = _mm_and_si128(_mm_srli_epi16(y, 4), f), lo = _mm_and_si128(y, f);
+        const unsigned bad = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(hi, nine))
+            | ((unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(lo, nine)) & 0x7FFF);
+        const unsigned sign = (unsigned)_mm_extract_epi16(lo, 7) >> 8;
+        if (bad | (sign < 10) | (pad & ((p[0] >> 4) != 0)))
+            return 0;
+        const __m128i a = _mm_unpacklo_epi8(hi, lo), b = _mm_unpackhi_epi8(hi, lo);
+        const __m128i e0 = _mm_slli_si128(a, 1), e1 = _mm_alignr_epi8(b, a, 15);
+        const __m128i t10 = _mm_set1_epi16(0x010A);               /* 10 * first + second */
+        const __m128i t100 = _mm_set1_epi32(0x00010064), t1e4 = _mm_set1_epi32(0x00012710);
+        const __m128i r = _mm_packs_epi32(_mm_madd_epi16(_mm_maddubs_epi16(e0, t10), t100),
+                                          _mm_madd_epi16(_mm_maddubs_epi16(e1, t10), t100));
+        const __m128i s = _mm_madd_epi16(r, t1e4);                /* four eights of digits */
+        const uint64_t s01 = (uint64_t)_mm_cvtsi128_si64(s);
+        const uint64_t s23 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s));
+        unsigned __int128 t = (unsigned __int128)((s01 & 0xFFFFFFFFULL) * 100000000ULL
+                                                  + (s01 >> 32)) * 10000000000000000ULL
+                              + ((s23 & 0xFFFFFFFFULL) * 100000000ULL + (s23 >> 32));
+        const uint64_t neg = -(uint64_t)((sign == 0xD) | (sign == 0xB));
+        const unsigned __int128 m = (unsigned __int128)neg << 64 | neg;
+        t = (t ^ m) - m;
+        cdc_store128(dst, (uint64_t)t, (uint64_t)(t >> 64));
+        return 1;
+    }
+
+    __attribute__((target("ssse3"))) static int64_t cdc_dec_column_ssse3(
+        const uint8_t* const* vp, int64_t voff, int64_t n, int prec,
+        const uint8_t* const* iend, const int64_t* todo, int64_t nval, uint8_t* out,
+        int64_t* hard) {
+        int8_t sh[16];
+        for (int j = 0; j < 16; j++)                /* byte j of the word: field byte j-16+n */
+            sh[j] = (int8_t)(j >= 16 - n ? j - (16 - n) : -1);
+        const __m128i shuf = _mm_loadu_si128((const __m128i*)sh);
+        const int pad = 2 * n - 1 > prec;
+        int64_t nh = 0;
+        for (int64_t w = 0; w < nval; w++) {
+            const int64_t i = todo[w];
+            const uint8_t* v = vp[i] + voff;
+            if (iend[i] - v < 16 || !cdc_packed_ssse3(v, shuf, pad, out + 16 * i))
+                hard[nh++] = i;
+        }
+        return nh;
+    }
+    #define CDC_DEC_SSSE3(allow) ((allow) && __builtin_cpu_supports("ssse3"))
+    #else
+    #define cdc_dec_column_ssse3 cdc_dec_column_scalar
+    #define CDC_DEC_SSSE3(allow) 0
+    #endif
+
+    /* The column kernel for this CPU (the scalar one where SSSE3 is missing or not allowed) */
+    static inline cdc_dec_column_fn cdc_dec_column_choose(int allow_simd) {
+        return CDC_DEC_SSSE3(allow_simd) ? cdc_dec_column_ssse3 : cdc_dec_column_scalar;
+    }
     """
     const uint8_t* BCD "cdc_bcd"
     int packed16 "cdc_packed16"(const uint8_t* p, int n, int prec, uint8_t* dst) nogil
+    ctypedef int64_t (*dec_column_fn "cdc_dec_column_fn")(
+        const uint8_t** vp, int64_t voff, int64_t n, int prec, const uint8_t** iend,
+        const int64_t* todo, int64_t nval, uint8_t* out, int64_t* hard) noexcept nogil
+    dec_column_fn dec_column_choose "cdc_dec_column_choose"(int allow_simd) noexcept nogil
     void store128 "cdc_store128"(uint8_t* dst, uint64_t lo, uint64_t hi) nogil
     uint32_t __builtin_bswap32(uint32_t) nogil
     uint64_t __builtin_bswap64(uint64_t) nogil

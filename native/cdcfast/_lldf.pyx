@@ -25,6 +25,7 @@ from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits
 from cdcfast._values cimport (A, parse_date10, parse_time, parse_timestamp,
                               utf8_valid, cp_to_utf8, cp_ascii8)
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
+                              dec_column_fn, dec_column_choose,
                               utf16be_to_utf8, civil_days as _civil_days)
 
 import os
@@ -116,12 +117,14 @@ cdef ts_fn _ts_fast = _ts_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 cdef tscol_fn _ts_column = _tscol_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 cdef cpu8_fn _cpu8_fast = _cpu8_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 cdef cprun_fn _cprun_fast = _cprun_choose(not os.environ.get("CDCFAST_NO_AVX2"))
+cdef dec_column_fn _dec_column = dec_column_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 
 
 def simd_level():
     """The SIMD forms this CPU runs: (timestamps 16 bytes at a time, code page text 32 bytes
-    at a time)."""
-    return (_ts_column != _tscol_choose(0), _cpu8_fast != NULL)
+    at a time, packed decimals 16 bytes at a time)."""
+    return (_ts_column != _tscol_choose(0), _cpu8_fast != NULL,
+            _dec_column != dec_column_choose(0))
 
 
 def timestamp_paths(bytes buf, int64_t n, bint zone, bytes asc, bytes cpchars):
@@ -138,6 +141,29 @@ def timestamp_paths(bytes buf, int64_t n, bint zone, bytes asc, bytes cpchars):
     rc = _ts_fast(p, n, zone, &cp, &fast, len(buf))
     ok = parse_timestamp(p, n, asc, zone, &careful)
     return rc, fast if rc == 1 else None, bool(ok), careful if ok else None
+
+
+def decimal_paths(bytes buf, int64_t n, int prec):
+    """For tests: the packed decimal buf[:n] (all of buf readable) through the column kernel
+    this CPU runs (None where it leaves the value to the careful one) and through the careful
+    one alone (None where it is not a number)."""
+    cdef const uint8_t* p = buf
+    cdef const uint8_t* vp[1]
+    cdef const uint8_t* ie[1]
+    cdef int64_t todo[1]
+    cdef int64_t hard[1]
+    cdef uint8_t out[16]
+    assert 1 <= n <= 16 and n <= len(buf)
+    vp[0] = p
+    ie[0] = p + len(buf)
+    todo[0] = 0
+    fast = None
+    if _dec_column(vp, 0, n, prec, ie, todo, 1, out, hard) == 0:
+        fast = int.from_bytes(out[:16], "little", signed=True)
+    careful = None
+    if packed_decimal(p, n, prec, out, n):          # (readable n: byte by byte)
+        careful = int.from_bytes(out[:16], "little", signed=True)
+    return fast, careful
 
 
 def civil_days(int64_t y, int64_t m, int64_t d):
@@ -2100,12 +2126,12 @@ cdef class TableOut:
             for w in range(nval):
                 i = todo[w]
                 (<int64_t*>data)[rb + i] = <int64_t>be64(vp[i] + voff)
-        elif kind == K_DEC:
-            for w in range(nval):
-                i = todo[w]
+        elif kind == K_DEC:                         # the column kernel, then the careful
+            nh = _dec_column(vp, voff, width, prec, iend, todo, nval, data + 16 * rb, hard)
+            for w in range(nh):                     # one for what it leaves
+                i = hard[w]
                 v = vp[i] + voff
-                ok = packed_decimal(v, width, prec, data + 16 * (rb + i), iend[i] - v)
-                if not ok:
+                if not packed_decimal(v, width, prec, data + 16 * (rb + i), iend[i] - v):
                     self._bad(fr, side, j, i)
         elif kind == K_F32 and self.hfp:
             for w in range(nval):
