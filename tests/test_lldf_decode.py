@@ -377,6 +377,24 @@ def test_packed_decimal(digits, sign, ok, value):
                                f"(message 0, byte {288 + 2 + 2 + 4 + 3})")
 
 
+def test_packed_decimal_widths():
+    """Up to 16 bytes (Db2's DECIMAL(31)) the column kernel reads them where 16 bytes are
+    readable (here: not for the last column, whose value ends the record); a wider one,
+    which a catalog may declare, goes byte by byte. Same values either way."""
+    cat = {"tables": [{"schema": "TEST", "table": "WIDE", "columns": [
+        {"name": "A", "type": "DECIMAL(31,0)", "nullable": False},
+        {"name": "B", "type": "DECIMAL(33,2)", "nullable": False},
+        {"name": "C", "type": "DECIMAL(1,0)", "nullable": False},
+        {"name": "D", "type": "DECIMAL(31,31)", "nullable": False}]}]}
+    img = (packed("9" * 31, "D") + packed("01" + "0" * 30 + "7", "C") + packed("5", "F")
+           + packed("1" * 31, "B"))
+    r = API.decode(record("I ", data(img), name="WIDE"), format=FMT, catalog=cat,
+                   table="TEST.WIDE").to_pylist()[0]
+    assert r["_error"] is None
+    assert r["after"] == {"A": D("-" + "9" * 31), "B": D("1" + "0" * 29 + ".07"), "C": D(5),
+                          "D": D("-0." + "1" * 31)}       # (not -D(...): that rounds to 28)
+
+
 def test_even_precision_pad_nibble():
     ok = decode(arec("I ", alltypes_image()), table="TEST.ALLTYPES").to_pylist()[0]
     assert ok["after"]["P"] == D("-12.3")

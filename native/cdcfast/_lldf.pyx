@@ -1257,7 +1257,8 @@ cdef class TableOut:
         free(self.errs); free(self.raw); free(self.rows); free(self.hp); free(self.hpz)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
         free(self.lsz); free(self.wcol); free(self.vp); free(self.vl); free(self.ip)
-        free(self.iend); free(self.rend); free(self.ibase); free(self.todo); free(self.todoimg); free(self.hard)
+        free(self.iend); free(self.rend); free(self.ibase); free(self.todo); free(self.todoimg)
+        free(self.hard)
         free(self.okbm); free(self.insbm); free(self.updbm); free(self.imgbm)
         free(self.nulbm); free(self.framedbm); free(self.latin)
         text_run_free(&self.trun)
@@ -2127,8 +2128,13 @@ cdef class TableOut:
                 i = todo[w]
                 (<int64_t*>data)[rb + i] = <int64_t>be64(vp[i] + voff)
         elif kind == K_DEC:                         # the column kernel, then the careful
-            nh = _dec_column(vp, voff, width, prec, iend, todo, nval, data + 16 * rb, hard)
-            for w in range(nh):                     # one for what it leaves
+            nh = 0                                  # one for what it leaves
+            if width <= 16:
+                nh = _dec_column(vp, voff, width, prec, iend, todo, nval, data + 16 * rb, hard)
+            else:
+                hard = todo
+                nh = nval
+            for w in range(nh):
                 i = hard[w]
                 v = vp[i] + voff
                 if not packed_decimal(v, width, prec, data + 16 * (rb + i), iend[i] - v):
