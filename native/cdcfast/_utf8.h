@@ -345,18 +345,30 @@ __attribute__((target("avx2,popcnt"))) static inline int64_t cdc_cp_run_avx2(
 }
 #endif
 
+/* Whether the AVX2 code page conversions run here (allowed, and the CPU has AVX2); their
+ * shuffle table made on the way. */
+static inline int cdc_cp_avx2_ok(int allow_simd)
+{
+#ifdef CDC_HAVE_SSSE3_PATH
+    if (allow_simd && __builtin_cpu_supports("avx2")) {
+        cdc_latin_init();
+        return 1;
+    }
+#endif
+    (void)allow_simd;
+    return 0;
+}
+
 /* The 32-bytes-at-a-time code page conversion for this CPU, or NULL (then the scalar one in
  * _values.pxd runs). */
 static inline cdc_cp_utf8_fn cdc_cp_utf8_choose(int allow_simd)
 {
 #ifdef CDC_HAVE_SSSE3_PATH
-    if (allow_simd && __builtin_cpu_supports("avx2")) {
-        cdc_latin_init();
-        return cdc_cp_utf8_avx2;
-    }
-#endif
+    return cdc_cp_avx2_ok(allow_simd) ? cdc_cp_utf8_avx2 : NULL;
+#else
     (void)allow_simd;
     return NULL;
+#endif
 }
 
 typedef int64_t (*cdc_cp_run_fn)(const uint8_t* p, int64_t n, const uint8_t* rows,
@@ -366,13 +378,11 @@ typedef int64_t (*cdc_cp_run_fn)(const uint8_t* p, int64_t n, const uint8_t* row
 static inline cdc_cp_run_fn cdc_cp_run_choose(int allow_simd)
 {
 #ifdef CDC_HAVE_SSSE3_PATH
-    if (allow_simd && __builtin_cpu_supports("avx2")) {
-        cdc_latin_init();
-        return cdc_cp_run_avx2;
-    }
-#endif
+    return cdc_cp_avx2_ok(allow_simd) ? cdc_cp_run_avx2 : NULL;
+#else
     (void)allow_simd;
     return NULL;
+#endif
 }
 
 /* The n offsets at offs into a run's UTF-8 that starts at base, given as offsets into its
