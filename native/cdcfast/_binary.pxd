@@ -75,10 +75,15 @@ cdef extern from *:
     }
 
     /* One DECIMAL column over a block: row todo[w] (w < nval) has its n-byte packed decimal
-       (n <= 16; prec digits) at vp[todo[w]] + voff, readable up to iend[todo[w]]; its value
-       to out + 16 * todo[w]. The rows with fewer than 16 readable bytes, or whose bytes are
-       not such a number, are listed in hard for packed_decimal (which reports them); returns
-       how many. A loop of its own so that the kernel is inlined into it. */
+       (prec digits) at vp[todo[w]] + voff, readable up to iend[todo[w]]; its value to
+       out + 16 * todo[w]. The rows with fewer than 16 readable bytes, or whose bytes are not
+       such a number, are listed in hard for packed_decimal (which reports them), and all of
+       them where n is over 16 (a catalog may declare more than Db2's 31 digits); returns how
+       many. A loop of its own so that the kernel is inlined into it. */
+    static inline int64_t cdc_dec_all_hard(const int64_t* todo, int64_t nval, int64_t* hard) {
+        memcpy(hard, todo, (size_t)nval * sizeof(int64_t));
+        return nval;
+    }
     typedef int64_t (*cdc_dec_column_fn)(const uint8_t* const* vp, int64_t voff, int64_t n,
                                          int prec, const uint8_t* const* iend,
                                          const int64_t* todo, int64_t nval, uint8_t* out,
@@ -89,6 +94,8 @@ cdef extern from *:
                                          const int64_t* todo, int64_t nval, uint8_t* out,
                                          int64_t* hard) {
         int64_t nh = 0;
+        if (n > 16)
+            return cdc_dec_all_hard(todo, nval, hard);
         for (int64_t w = 0; w < nval; w++) {
             const int64_t i = todo[w];
             const uint8_t* v = vp[i] + voff;
@@ -139,6 +146,8 @@ cdef extern from *:
         const uint8_t* const* iend, const int64_t* todo, int64_t nval, uint8_t* out,
         int64_t* hard) {
         int8_t sh[16];
+        if (n > 16)
+            return cdc_dec_all_hard(todo, nval, hard);
         for (int j = 0; j < 16; j++)                /* byte j of the word: field byte j-16+n */
             sh[j] = (int8_t)(j >= 16 - n ? j - (16 - n) : -1);
         const __m128i shuf = _mm_loadu_si128((const __m128i*)sh);

@@ -2128,13 +2128,8 @@ cdef class TableOut:
                 i = todo[w]
                 (<int64_t*>data)[rb + i] = <int64_t>be64(vp[i] + voff)
         elif kind == K_DEC:                         # the column kernel, then the careful
-            nh = 0                                  # one for what it leaves
-            if width <= 16:
-                nh = _dec_column(vp, voff, width, prec, iend, todo, nval, data + 16 * rb, hard)
-            else:
-                hard = todo
-                nh = nval
-            for w in range(nh):
+            nh = _dec_column(vp, voff, width, prec, iend, todo, nval, data + 16 * rb, hard)
+            for w in range(nh):                     # one for what it leaves
                 i = hard[w]
                 v = vp[i] + voff
                 if not packed_decimal(v, width, prec, data + 16 * (rb + i), iend[i] - v):
