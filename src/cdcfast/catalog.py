@@ -222,6 +222,64 @@ class Catalog:
         return cls(tables)
 
     @classmethod
+    def from_debezium(cls, messages) -> "Catalog":
+        """Build tables from Debezium schema-change events (SPEC §5.3).
+
+        ``messages``: an iterable of messages, each ``bytes``, ``str`` (one JSON document) or an
+        already-parsed ``dict``; or a single ``bytes``/``str`` holding a stream of JSON
+        documents separated by whitespace (NDJSON or pretty-printed); or a single ``dict``.
+        A message is the envelope ``{"schema":…,"payload":…}`` (an object with a ``payload``
+        key) or the bare payload. ``None``, empty messages, null payloads and messages without
+        ``tableChanges`` (data, transaction, heartbeat events) are skipped. Malformed JSON is a
+        ``ValueError`` naming the message (its index; in a stream, the document's index and
+        byte offset).
+
+        Each ``tableChanges[]`` entry is applied in message order: ``DROP`` removes the table,
+        any other type with a ``table`` object (``CREATE``, ``ALTER``) defines it, replacing an
+        earlier definition of the same name — the catalog is the latest state. The table is
+        named by ``id`` (``"SCHEMA"."TABLE"``; quoted parts may hold dots, ``""`` is a quote;
+        unquoted ``SCHEMA.TABLE``; ``db.schema.table`` takes the last two parts; one part is a
+        table with no schema), else by ``payload.source.schema``/``source.table``.
+
+        Columns are ordered by ``position`` when every column has one (a stable sort: ties keep
+        the order sent), else kept in the order sent; ``optional`` → nullable (missing: true);
+        ``primaryKeyColumnNames`` → key (names that are not columns are dropped). The type
+        follows ``jdbcType`` (java.sql.Types), written as a catalog type name so the result
+        round-trips through ``to_dict()``/``from_dict()``: DECIMAL/NUMERIC take ``length`` as
+        precision and ``scale`` (null → 0; no length → the type's default precision, 5), and
+        become ``DECFLOAT`` (the exact decimal text) when the precision is outside 1..38 or the
+        scale outside 0..precision; TIME/TIMESTAMP/TIMESTAMP WITH TIME ZONE take ``scale`` as
+        fraction digits when given (0..12), else TIME(0)/TIMESTAMP(6); TINYINT → SMALLINT
+        (int16), FLOAT → DOUBLE; CHAR/VARCHAR/NCHAR/NVARCHAR/BINARY/VARBINARY keep ``length``.
+        TIME WITH TIME ZONE (2013), OTHER (1111) and every unknown or missing ``jdbcType`` (a
+        connector's vendor types) are read as text: ``VARCHAR``. ``typeName`` is information
+        only and is not kept.
+        """
+        tables: dict[str, Table] = {}   # by Table.name, in order of first definition
+        for where, payload in _debezium_payloads(messages):
+            changes = payload.get("tableChanges")
+            if changes is None:
+                continue
+            if not isinstance(changes, list):
+                raise ValueError(f"{where}: 'tableChanges' is not a list")
+            source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
+            for j, change in enumerate(changes):
+                at = f"{where}, tableChanges[{j}]"
+                if not isinstance(change, dict):
+                    raise ValueError(f"{at} is not an object")
+                schema, tname = _debezium_table_id(change.get("id"), source, at)
+                name = f"{schema}.{tname}" if schema else tname
+                if str(change.get("type") or "").upper() == "DROP":
+                    tables.pop(name, None)
+                    continue
+                tdef = change.get("table")
+                if not isinstance(tdef, dict):
+                    continue
+                # An ALTER replaces the definition in place (dict order: first definition).
+                tables[name] = _debezium_table(schema, tname, tdef, at)
+        return cls(list(tables.values()))
+
+    @classmethod
     def load(cls, path) -> "Catalog":
         with open(os.fspath(path), encoding="utf-8") as f:
             return cls.from_dict(json.load(f))
@@ -261,3 +319,194 @@ class Catalog:
 
     def __len__(self):
         return len(self.tables)
+
+
+# -- Debezium schema-change events (SPEC §5.3, seed "Schema change topic") ----------------
+# java.sql.Types code → catalog type name. Sized types take the column's `length`.
+_JDBC_PLAIN = {
+    4: "INTEGER", -5: "BIGINT", 5: "SMALLINT", -6: "SMALLINT",   # TINYINT → int16 (SPEC §5.3)
+    8: "DOUBLE", 7: "REAL", 6: "DOUBLE",                          # FLOAT → float64
+    -1: "LONG VARCHAR", -16: "NVARCHAR2", 2005: "CLOB", 2011: "NCLOB", 2009: "XML",
+    91: "DATE", 2013: "VARCHAR",                                  # TIME WITH TIME ZONE: text
+    16: "BOOLEAN", -7: "BOOLEAN", -4: "VARBINARY", 2004: "BLOB",
+}
+_JDBC_SIZED = {1: "CHAR", 12: "VARCHAR", -15: "NCHAR", -9: "NVARCHAR2", -2: "BINARY",
+               -3: "VARBINARY"}
+_JDBC_DECIMAL = {3: "DECIMAL", 2: "NUMERIC"}
+_JDBC_FRACTION = {92: "TIME", 93: "TIMESTAMP", 2014: "TIMESTAMP"}
+
+
+def _int_or_none(v):
+    """A JSON integer (or integer text); anything else (null, bool, float, junk) → None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and re.fullmatch(r"\s*-?\d+\s*", v):
+        return int(v)
+    return None
+
+
+def _debezium_type_name(column: dict) -> str:
+    """The catalog type name for one Debezium ``tableChanges[].table.columns[]`` entry."""
+    code = _int_or_none(column.get("jdbcType"))
+    length = _int_or_none(column.get("length"))
+    scale = _int_or_none(column.get("scale"))
+    if code in _JDBC_PLAIN:
+        return _JDBC_PLAIN[code]
+    if code in _JDBC_SIZED:
+        base = _JDBC_SIZED[code]
+        return f"{base}({length})" if length is not None and length > 0 else base
+    if code in _JDBC_DECIMAL:
+        base = _JDBC_DECIMAL[code]
+        if length is None and not scale:
+            return base                       # the type's default, DECIMAL(5,0)
+        p = 5 if length is None else length
+        s = scale or 0
+        if not 1 <= p <= 38 or not 0 <= s <= p:
+            return "DECFLOAT"                 # beyond decimal128: kept as exact text
+        return f"{base}({p},{s})"
+    if code in _JDBC_FRACTION:
+        base = _JDBC_FRACTION[code]
+        frac = f"({scale})" if scale is not None and 0 <= scale <= 12 else ""
+        return f"{base}{frac} WITH TIME ZONE" if code == 2014 else f"{base}{frac}"
+    return "VARCHAR"                          # OTHER (1111), vendor and unknown types: text
+
+
+def _debezium_payloads(messages):
+    """Yield (where, payload dict) for each message that is an object."""
+    if isinstance(messages, (bytes, bytearray, memoryview, str)):
+        docs = _json_stream(messages)
+    elif isinstance(messages, dict):
+        docs = [("message #0", messages)]
+    else:
+        docs = _json_items(messages)
+    for where, doc in docs:
+        if isinstance(doc, dict) and "payload" in doc:
+            doc = doc["payload"]              # the envelope form (schemas.enable=true)
+        if isinstance(doc, dict):
+            yield where, doc
+
+
+def _json_items(messages):
+    for i, m in enumerate(messages):
+        where = f"message #{i}"
+        if m is None or isinstance(m, dict):
+            yield where, m
+            continue
+        if isinstance(m, (bytes, bytearray, memoryview)):
+            try:
+                m = bytes(m).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{where} is not UTF-8 JSON: {e}") from None
+        if not isinstance(m, str):
+            raise TypeError(f"{where} is a {type(m).__name__}, not bytes, str or dict")
+        if not m.strip():
+            continue
+        try:
+            yield where, json.loads(m)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{where} is not valid JSON: {e}") from None
+
+
+def _json_stream(data):
+    """JSON documents separated by whitespace (NDJSON or pretty-printed) in one text."""
+    if not isinstance(data, str):
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"the message stream is not UTF-8 JSON: {e}") from None
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"\s*")
+    pos, n, k = 0, len(data), 0
+    last, offset = 0, 0          # byte offset of `pos`, counted incrementally (UTF-8)
+    while True:
+        pos = ws.match(data, pos).end()
+        if pos >= n:
+            return
+        offset += len(data[last:pos].encode("utf-8"))
+        last = pos
+        where = f"document #{k} (byte {offset} of the stream)"
+        try:
+            doc, end = decoder.raw_decode(data, pos)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{where} is not valid JSON: {e}") from None
+        yield where, doc
+        pos, k = end, k + 1
+
+
+def _split_table_id(text: str) -> list[str]:
+    """``"A"."B.C"`` → ["A", "B.C"]; ``A.B`` → ["A", "B"]; ``""`` inside quotes is a quote."""
+    parts, i, n = [], 0, len(text)
+    while True:
+        if i < n and text[i] == '"':
+            buf, i = [], i + 1
+            while i < n:
+                if text[i] == '"':
+                    if i + 1 < n and text[i + 1] == '"':
+                        buf.append('"')
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                buf.append(text[i])
+                i += 1
+            else:
+                raise ValueError(f"unterminated quote in table id {text!r}")
+            parts.append("".join(buf))
+            if i < n and text[i] != ".":
+                raise ValueError(f"unexpected {text[i]!r} after a quoted part of table id "
+                                 f"{text!r}")
+        else:
+            j = text.find(".", i)
+            j = n if j < 0 else j
+            parts.append(text[i:j])
+            i = j
+        if i >= n:
+            return parts
+        i += 1   # past the dot
+
+
+def _debezium_table_id(tid, source, at):
+    if isinstance(tid, str) and tid.strip():
+        try:
+            parts = _split_table_id(tid.strip())
+        except ValueError as e:
+            raise ValueError(f"{at}: {e}") from None
+        if not parts[-1]:
+            raise ValueError(f"{at}: table id {tid!r} names no table")
+        schema = parts[-2] if len(parts) >= 2 else None
+        return schema or None, parts[-1]
+    table = source.get("table")
+    if not isinstance(table, str) or not table:
+        raise ValueError(f"{at} names no table (no 'id', no source.table)")
+    schema = source.get("schema")
+    return (schema if isinstance(schema, str) and schema else None), table
+
+
+def _debezium_table(schema, tname, tdef, at) -> Table:
+    name = f"{schema}.{tname}" if schema else tname
+    raw = tdef.get("columns") or []
+    if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
+        raise ValueError(f"{at}: table {name}: 'columns' is not a list of objects")
+    positions = [_int_or_none(c.get("position")) for c in raw]
+    if all(p is not None for p in positions):
+        order = sorted(range(len(raw)), key=positions.__getitem__)   # stable: ties as sent
+        raw = [raw[i] for i in order]
+    cols, seen = [], set()
+    for cd in raw:
+        cname = cd.get("name")
+        if not isinstance(cname, str) or not cname:
+            raise ValueError(f"{at}: table {name}: a column has no name")
+        if cname in seen:
+            raise ValueError(f"{at}: table {name}: column {cname} is listed twice")
+        seen.add(cname)
+        optional = cd.get("optional")
+        cols.append(Column(cname, parse_type(_debezium_type_name(cd)),
+                           True if optional is None else bool(optional)))
+    key = []
+    pk = tdef.get("primaryKeyColumnNames")
+    for k in pk if isinstance(pk, list) else ():
+        if isinstance(k, str) and k in seen and k not in key:
+            key.append(k)
+    return Table(schema, tname, tuple(cols), tuple(key))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-_MODULES = {"ibm-delimited": "ibm_delimited", "lldf": "lldf"}
+_MODULES = {"ibm-delimited": "ibm_delimited", "lldf": "lldf", "debezium": "debezium"}
 
 
 def _module(format):

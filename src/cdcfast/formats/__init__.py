@@ -6,6 +6,7 @@ from .base import Format
 _REGISTRY: dict[str, str] = {
     "ibm-delimited": "cdcfast.formats.ibm_delimited:IbmDelimited",
     "lldf": "cdcfast.formats.lldf:Lldf",
+    "debezium": "cdcfast.formats.debezium:Debezium",
 }
 
 

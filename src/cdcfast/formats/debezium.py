@@ -1,0 +1,253 @@
+"""`debezium`: Debezium change events, JSON converter (SPEC §5.3).
+
+Decisions SPEC leaves open are in docs/debezium.md. This module validates options, reads the
+embedded Kafka Connect schemas into table layouts (once per distinct schema, never per
+value), and describes errors; the reference twin is cdcfast/reference/debezium.py.
+
+A *layout* is what a decoder needs for one table: its columns (name, Arrow type, the type an
+error names) and, per column, how the connector wrote the value (its *encoding*): from the
+message's embedded schema when there is one, else from the catalog type and the options.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
+                       INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, ColumnType, Table)
+from ..envelope import UTC_US
+from .base import Format
+
+SOURCE = pa.struct([
+    pa.field("version", pa.string()), pa.field("connector", pa.string()),
+    pa.field("name", pa.string()), pa.field("db", pa.string()),
+    pa.field("snapshot", pa.string()), pa.field("processed_ts", UTC_US),
+    pa.field("change_lsn", pa.string()), pa.field("commit_lsn", pa.string()),
+    pa.field("data_collection_order", pa.int64()), pa.field("event_count", pa.int64()),
+    pa.field("data_collections", pa.string()),
+])
+
+# Encodings: how the connector wrote a value (docs/debezium.md, "Columns and their types").
+# PLAIN is a value as its JSON kind says; a temporal column then uses its default unit.
+PLAIN, DAYS, MS, US, NS, ZONED, B64DEC, VSD, B64, JSONTEXT = range(10)
+
+DECIMAL_HANDLING = ("precise", "string", "double")
+TIME_PRECISION = ("adaptive", "adaptive_time_microseconds", "connect")
+
+KAFKA = "org.apache.kafka.connect.data."
+DBZ_TIME = "io.debezium.time."
+# semantic name -> (encoding, kind) for integer fields
+_INT_NAMED = {
+    KAFKA + "Date": (DAYS, DATE32), DBZ_TIME + "Date": (DAYS, DATE32),
+    KAFKA + "Time": (MS, TIME64), DBZ_TIME + "Time": (MS, TIME64),
+    DBZ_TIME + "MicroTime": (US, TIME64), DBZ_TIME + "NanoTime": (NS, TIME64),
+    KAFKA + "Timestamp": (MS, TIMESTAMP), DBZ_TIME + "Timestamp": (MS, TIMESTAMP),
+    DBZ_TIME + "MicroTimestamp": (US, TIMESTAMP), DBZ_TIME + "NanoTimestamp": (NS, TIMESTAMP),
+}
+_INT_TYPES = {"int8": INT8, "int16": INT16, "int32": INT32, "int64": INT64}
+_FLOAT_TYPES = {"float": FLOAT32, "float32": FLOAT32, "double": FLOAT64, "float64": FLOAT64}
+
+
+@dataclass(frozen=True)
+class LCol:
+    """One column of a layout."""
+    name: str
+    type: ColumnType        # the Arrow type (`type.arrow_type`) and the name errors give
+    nullable: bool
+    enc: int                # the default encoding (PLAIN, DAYS, B64DEC, …)
+    scale: int = 0          # B64DEC: the scale of the unscaled integer
+    unit: int = US          # TIME64/TIMESTAMP columns: the unit of a PLAIN integer
+
+
+@dataclass
+class Layout:
+    """A table's columns, fixed for one call (docs/debezium.md)."""
+    name: str                   # output identity: catalog name, else the name as sent
+    table: Table | None         # the catalog table, when there is one
+    columns: list               # LCol
+    index: dict                 # column name -> position
+
+    @classmethod
+    def of(cls, name, table, columns):
+        return cls(name, table, columns, {c.name: i for i, c in enumerate(columns)})
+
+
+def _type(label: str, kind: int, precision: int = 0, scale: int = 0) -> ColumnType:
+    return ColumnType(label, label, kind, precision=precision, scale=scale)
+
+
+def field_encoding(fs: dict) -> tuple[int, int, ColumnType]:
+    """(encoding, scale, ColumnType) of one Kafka Connect field schema, as SPEC §5.3 and
+    docs/debezium.md map it when no catalog says otherwise."""
+    t = fs.get("type")
+    name = fs.get("name") or ""
+    params = fs.get("parameters") or {}
+    if t in _INT_TYPES:
+        if name in _INT_NAMED:
+            enc, kind = _INT_NAMED[name]
+            return enc, 0, _type(name, kind)
+        return PLAIN, 0, _type(t, _INT_TYPES[t])
+    if t in _FLOAT_TYPES:
+        return PLAIN, 0, _type(t, _FLOAT_TYPES[t])
+    if t == "boolean":
+        return PLAIN, 0, _type(t, BOOL)
+    if t == "string":
+        if name == DBZ_TIME + "ZonedTimestamp":
+            return ZONED, 0, _type(name, TIMESTAMP_TZ)
+        return PLAIN, 0, _type(name or t, STRING)
+    if t == "bytes":
+        if name == KAFKA + "Decimal":
+            scale = _int_param(params.get("scale"), 0)
+            prec = _int_param(params.get("connect.decimal.precision"), 38)
+            label = f"{name}(scale={scale})"
+            if not 1 <= prec <= 38 or not 0 <= scale <= 38:
+                return B64DEC, scale, _type(label, DECTEXT)
+            return B64DEC, scale, _type(label, DECIMAL, max(prec, scale), scale)
+        return B64, 0, _type(name or t, BINARY)
+    if t == "struct" and name == "io.debezium.data.VariableScaleDecimal":
+        return VSD, 0, _type(name, DECTEXT)
+    return JSONTEXT, 0, _type(name or str(t), STRING)
+
+
+def _int_param(v, default: int) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def image_fields(schema) -> list | None:
+    """The column field schemas of an envelope schema (its `after` field, else `before`), or
+    None when the schema does not describe row images."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("fields"), list):
+        return None
+    found = {}
+    for f in schema["fields"]:
+        if isinstance(f, dict) and f.get("field") in ("after", "before") \
+                and isinstance(f.get("fields"), list):
+            found.setdefault(f["field"], f["fields"])
+    fields = found.get("after", found.get("before"))
+    if fields is None:
+        return None
+    return [f for f in fields if isinstance(f, dict) and isinstance(f.get("field"), str)]
+
+
+class Debezium(Format):
+    name = "debezium"
+    DEFAULTS = {"decimal_handling": "precise", "time_precision": "adaptive"}
+    source_type = SOURCE
+
+    def __init__(self, catalog, **options):
+        super().__init__(catalog, **options)
+        o = self.options
+        for key, allowed in (("decimal_handling", DECIMAL_HANDLING),
+                             ("time_precision", TIME_PRECISION)):
+            o[key] = str(o[key]).lower()
+            if o[key] not in allowed:
+                raise ValueError(f"{key} must be one of {', '.join(allowed)}, not {o[key]!r}")
+        self._catalog_layouts = {}
+        self._schema_cache = {}     # id of a parsed schema's text -> field encodings
+
+    # -- the envelope ----------------------------------------------------------------------
+    def columns(self, table, ncols=0):
+        if table is None:
+            return []
+        return [(c.name, c.type.arrow_type) for c in table.columns]
+
+    # -- layouts ---------------------------------------------------------------------------
+    def catalog_layout(self, table: Table) -> Layout:
+        """A catalog table's layout: its types, encodings from the options."""
+        lay = self._catalog_layouts.get(table.name)
+        if lay is None:
+            cols = [self.catalog_column(c) for c in table.columns]
+            lay = self._catalog_layouts[table.name] = Layout.of(table.name, table, cols)
+        return lay
+
+    def catalog_column(self, col) -> LCol:
+        t = col.type
+        o = self.options
+        enc, scale, unit = PLAIN, 0, US
+        if t.kind == DECIMAL and o["decimal_handling"] == "precise":
+            enc, scale = B64DEC, t.scale
+        elif t.kind == BINARY:
+            enc = B64
+        elif t.kind == DATE32:
+            enc = DAYS
+        elif t.kind == TIME64:
+            unit = MS if o["time_precision"] == "connect" else \
+                US if o["time_precision"] == "adaptive_time_microseconds" else \
+                _adaptive_unit(t.precision)
+        elif t.kind == TIMESTAMP:
+            unit = MS if o["time_precision"] == "connect" else _adaptive_unit(t.precision)
+        elif t.kind == TIMESTAMP_TZ:
+            enc = ZONED
+        return LCol(col.name, t, col.nullable, enc, scale, unit)
+
+    def schema_layout(self, name: str, fields: list) -> Layout:
+        """The layout of a table the catalog lacks, from its first embedded schema."""
+        cols, seen = [], set()
+        for fs in fields:
+            if fs["field"] in seen:
+                continue
+            seen.add(fs["field"])
+            enc, scale, ctype = field_encoding(fs)
+            cols.append(LCol(fs["field"], ctype, fs.get("optional", True) is not False,
+                             enc, scale))
+        return Layout.of(name, None, cols)
+
+    def overrides(self, fields: list) -> dict:
+        """column name -> (encoding, scale) of one message's embedded schema."""
+        return {fs["field"]: field_encoding(fs)[:2] for fs in fields}
+
+    # -- decoding --------------------------------------------------------------------------
+    def batches(self, parts, want, images: bool, batch_rows: int, mode: str, stats: dict,
+                native: bool):
+        # the native kernel is not written yet: both paths run the reference for now
+        from ..reference.debezium import reference_batches
+        yield from reference_batches(self, parts, want, images, batch_rows, mode, stats)
+
+    def split_points(self, data, step: int, native: bool) -> list:
+        if len(data) <= step:
+            return [0, len(data)]
+        return split_points(data, step)
+
+
+def _adaptive_unit(p: int) -> int:
+    return MS if p <= 3 else US if p <= 6 else NS
+
+
+
+def find(data, sub: bytes, start: int) -> int:
+    """`data.find(sub, start)` for bytes, mmap and memoryview alike (a memoryview is searched
+    a window at a time)."""
+    if hasattr(data, "find"):
+        return data.find(sub, start)
+    mv = memoryview(data)
+    n = len(mv)
+    window = 1 << 20
+    while start < n:
+        stop = min(n, start + window + len(sub) - 1)
+        at = bytes(mv[start:stop]).find(sub)
+        if at >= 0:
+            return start + at
+        start += window
+    return -1
+
+
+def split_points(data, step: int) -> list:
+    """Offsets where a stream can be cut, about `step` bytes apart, 0 and len(data) included:
+    line starts that open an object (a newline then `{`), which never fall inside a
+    document (docs/debezium.md, "Inputs and framing")."""
+    n = len(data)
+    step = max(1, int(step))
+    cuts = [0]
+    target = step
+    while target < n:
+        at = find(data, b"\n{", target - 1)
+        if at < 0:
+            break
+        cuts.append(at + 1)
+        target = at + 1 + step
+    cuts.append(n)
+    return cuts
