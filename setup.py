@@ -18,7 +18,7 @@ def ext(name):
 
 setup(
     ext_modules=cythonize(
-        [ext("_arrow"), ext("_ibm"), ext("_json"), ext("_lldf")],
+        [ext("_arrow"), ext("_debezium"), ext("_ibm"), ext("_json"), ext("_lldf")],
         include_path=["native"],
         compiler_directives={"language_level": 3},
     ),

@@ -81,8 +81,11 @@ def field_encoding(fs: dict) -> tuple[int, int, ColumnType]:
     """(encoding, scale, ColumnType) of one Kafka Connect field schema, as SPEC §5.3 and
     docs/debezium.md map it when no catalog says otherwise."""
     t = fs.get("type")
-    name = fs.get("name") or ""
-    params = fs.get("parameters") or {}
+    t = t if isinstance(t, str) else ""
+    name = fs.get("name")
+    name = name if isinstance(name, str) else ""
+    params = fs.get("parameters")
+    params = params if isinstance(params, dict) else {}
     if t in _INT_TYPES:
         if name in _INT_NAMED:
             enc, kind = _INT_NAMED[name]
@@ -107,7 +110,7 @@ def field_encoding(fs: dict) -> tuple[int, int, ColumnType]:
         return B64, 0, _type(name or t, BINARY)
     if t == "struct" and name == "io.debezium.data.VariableScaleDecimal":
         return VSD, 0, _type(name, DECTEXT)
-    return JSONTEXT, 0, _type(name or str(t), STRING)
+    return JSONTEXT, 0, _type(name or t or "unknown", STRING)
 
 
 def _int_param(v, default: int) -> int:
@@ -130,7 +133,7 @@ def image_fields(schema) -> list | None:
     fields = found.get("after", found.get("before"))
     if fields is None:
         return None
-    return [f for f in fields if isinstance(f, dict) and isinstance(f.get("field"), str)]
+    return [f for f in fields if isinstance(f, dict) and type(f.get("field")) is str]
 
 
 class Debezium(Format):
@@ -203,9 +206,12 @@ class Debezium(Format):
     # -- decoding --------------------------------------------------------------------------
     def batches(self, parts, want, images: bool, batch_rows: int, mode: str, stats: dict,
                 native: bool):
-        # the native kernel is not written yet: both paths run the reference for now
-        from ..reference.debezium import reference_batches
-        yield from reference_batches(self, parts, want, images, batch_rows, mode, stats)
+        if native:
+            from ._dbz_run import native_batches
+            yield from native_batches(self, parts, want, images, batch_rows, mode, stats)
+        else:
+            from ..reference.debezium import reference_batches
+            yield from reference_batches(self, parts, want, images, batch_rows, mode, stats)
 
     def split_points(self, data, step: int, native: bool) -> list:
         if len(data) <= step:

@@ -73,6 +73,12 @@ _DECODER = json.JSONDecoder(parse_float=Num, parse_int=Num, parse_constant=_reje
                             object_pairs_hook=_object)
 
 
+def parse_json(text: bytes):
+    """A well-formed JSON text as this decoder reads it (numbers as text, keys given twice
+    noted)."""
+    return _DECODER.decode(text.decode("utf-8"))
+
+
 def dups(obj) -> frozenset:
     return obj.dups if isinstance(obj, Obj) else frozenset()
 
@@ -305,13 +311,15 @@ def unscaled_of(v, enc: int, scale: int):
         if not isinstance(s, Num) or not _INT.fullmatch(s):
             return None
         raw = b64(v.get("value"))
-        if not raw:
-            return None
-        return int.from_bytes(raw, "big", signed=True), int(s)
-    raw = b64(v)
+        scale = int(s)
+    else:
+        raw = b64(v)
     if not raw:
         return None
-    return int.from_bytes(raw, "big", signed=True), scale
+    u = int.from_bytes(raw, "big", signed=True)
+    if not -2 ** 127 <= u < 2 ** 127:
+        return None                         # more than 128 bits (docs/debezium.md)
+    return u, scale
 
 
 def integer(v, lo, hi):
@@ -602,6 +610,7 @@ class Call:
     def __init__(self):
         self.seq = 0
         self.layouts = {}       # table identity -> Layout
+        self.no_layout = set()  # tables whose first change event had no schema (no catalog)
 
 
 class Event:
@@ -632,14 +641,16 @@ def classify(doc: Doc) -> Event:
             return Event(doc, None, prefix, None, "corrupt", None)
     if "status" in payload or "tableChanges" in payload:
         kind = "control"
-    elif payload.get("op") == "m":
+    elif payload.get("op") == "m" and "op" not in dups(payload):
         kind = "control"
     else:
         kind = "data"
-    src = payload.get("source")
+    src = payload.get("source") if "source" not in dups(payload) else None
     name = None
     if isinstance(src, dict):
         sch, tab = src.get("schema"), src.get("table")
+        sch = None if "schema" in dups(src) else sch
+        tab = None if "table" in dups(src) else tab
         sch = sch if isinstance(sch, str) and sch and not isinstance(sch, Num) else None
         tab = tab if isinstance(tab, str) and tab and not isinstance(tab, Num) else None
         if tab is not None:
@@ -667,13 +678,13 @@ class PartDecoder:
 
     def learn(self, events):
         """Fix the layout of every table met in this part that has none yet: the catalog's,
-        else the first embedded schema met (docs/debezium.md)."""
-        layouts = self.call.layouts
+        else the embedded schema of its first change event in the call (docs/debezium.md)."""
+        layouts, none = self.call.layouts, self.call.no_layout
         for ev in events:
             if ev.kind != "data":
                 continue
             ident, t = self.identity(ev.name)
-            if ident in layouts:
+            if ident in layouts or ident in none:
                 continue
             if t is not None:
                 layouts[ident] = self.fmt.catalog_layout(t)
@@ -681,6 +692,8 @@ class PartDecoder:
             fields = image_fields(ev.schema)
             if fields is not None:
                 layouts[ident] = self.fmt.schema_layout(ident, fields)
+            else:
+                none.add(ident)
 
     def layout_for(self, key):
         if key is None or key == HEADERS:
@@ -714,6 +727,8 @@ class PartDecoder:
             msgs.append((i, data, evs))
         self.learn(ev for _, _, evs in msgs for ev in evs)
         for i, data, evs in msgs:
+            if want.messages:
+                self.call.seq = 0           # each message an input (Spark, SPEC §6)
             for ev in evs:
                 if ev.kind == "tombstone":
                     stats["tombstones"] += 1
@@ -839,9 +854,13 @@ class PartDecoder:
             row["op"] = "ddl"
             tc = h.get(p, ("tableChanges",))
             first = tc[0] if isinstance(tc, list) and tc and isinstance(tc[0], dict) else {}
-            kind = first.get("type")
-            row["source_op"] = kind if isinstance(kind, str) and not isinstance(kind, Num) \
-                else None
+            kind = first.get("type") if "type" not in dups(first) else None
+            ok = isinstance(kind, str) and not isinstance(kind, Num)
+            try:
+                ok = ok and bool(kind.encode("utf-8")) is not None
+            except UnicodeEncodeError:
+                ok = False
+            row["source_op"] = kind if ok else None
         else:
             op = h.text(p, ("op",))
             row["source_op"] = op
@@ -866,7 +885,9 @@ class PartDecoder:
             if us is not None else h.ts(p, ("source", "ts_ms"), MS)
         for f, col in (("commit_lsn", "commit_pos"), ("change_lsn", "change_pos")):
             text = source[f]
-            if isinstance(text, str):
+            if isinstance(text, _RawText):      # an object or array is no LSN
+                h.fail(("source", f), "is not an LSN (hex groups separated by ':')")
+            elif isinstance(text, str):
                 pos = lsn_bytes(text)
                 if pos is None:
                     h.fail(("source", f), "is not an LSN (hex groups separated by ':')")
@@ -946,7 +967,7 @@ class PartDecoder:
     def cut_raw_texts(self, row, data, doc):
         """Replace _RawText placeholders by the JSON text as sent."""
         targets = []
-        for holder in (row.get("source"), row.get("before"), row.get("after")):
+        for holder in (row, row.get("source"), row.get("before"), row.get("after")):
             if isinstance(holder, dict):
                 targets += [(holder, k) for k, v in holder.items() if isinstance(v, _RawText)]
         if not targets:
