@@ -223,16 +223,17 @@ class Catalog:
 
     @classmethod
     def from_debezium(cls, messages) -> "Catalog":
-        """Build tables from Debezium schema-change events (SPEC §5.3).
+        """Build tables from Debezium schema-change events and from the schemas embedded in
+        data change events (SPEC §5.3).
 
         ``messages``: an iterable of messages, each ``bytes``, ``str`` (one JSON document) or an
         already-parsed ``dict``; or a single ``bytes``/``str`` holding a stream of JSON
         documents separated by whitespace (NDJSON or pretty-printed); or a single ``dict``.
         A message is the envelope ``{"schema":…,"payload":…}`` (an object with a ``payload``
-        key) or the bare payload. ``None``, empty messages, null payloads and messages without
-        ``tableChanges`` (data, transaction, heartbeat events) are skipped. Malformed JSON is a
-        ``ValueError`` naming the message (its index; in a stream, the document's index and
-        byte offset).
+        key) or the bare payload. ``None``, empty messages, null payloads and messages that
+        are neither (transaction, heartbeat, ``m`` events, data events without a schema) are
+        skipped. Malformed JSON is a ``ValueError`` naming the message (its index; in a stream,
+        the document's index and byte offset).
 
         Each ``tableChanges[]`` entry is applied in message order: ``DROP`` removes the table,
         any other type with a ``table`` object (``CREATE``, ``ALTER``) defines it, replacing an
@@ -254,11 +255,40 @@ class Catalog:
         TIME WITH TIME ZONE (2013), OTHER (1111) and every unknown or missing ``jdbcType`` (a
         connector's vendor types) are read as text: ``VARCHAR``. ``typeName`` is information
         only and is not kept.
+
+        A data change event written with ``schemas.enable=true`` (an envelope whose payload has
+        ``op`` and ``source``, ``op`` not ``m``) defines its table only when no earlier message
+        has: the first embedded schema met defines a table, later embedded schemas of that
+        table are ignored (as the decoder fixes a table's columns at the first schema it meets,
+        docs/debezium.md), and a schema-change event still replaces the definition. The table
+        is named by ``payload.source.schema``/``source.table`` (no or an empty schema: the bare
+        name). Its columns are the ``fields`` of the envelope schema's ``after`` field (else
+        ``before``), in order (a name given twice: the first); ``optional`` → nullable
+        (missing: true); no key (the key schema travels in the Kafka key). Each type is the
+        one the decoder gives the field without a catalog, written as a catalog type name, so
+        decoding with this catalog gives the values decoding without one gives (an error then
+        names the catalog type, ``TIME(6)``, not the schema's ``…MicroTime``):
+
+        - Connect int8, int16, int32, int64 → TINYINT, SMALLINT, INTEGER, BIGINT; float
+          (float32) → REAL; double (float64) → DOUBLE; boolean → BOOLEAN; string → VARCHAR;
+          bytes → VARBINARY; struct, array, map and unknown types → VARCHAR (JSON text);
+        - ``…connect.data.Date``, ``io.debezium.time.Date`` → DATE; ``…connect.data.Time``,
+          ``…time.Time`` → TIME(3); ``MicroTime`` → TIME(6); ``NanoTime`` → TIME(9);
+          ``…connect.data.Timestamp``, ``…time.Timestamp`` → TIMESTAMP(3);
+          ``MicroTimestamp`` → TIMESTAMP(6); ``NanoTimestamp`` → TIMESTAMP(9);
+          ``ZonedTimestamp`` → TIMESTAMP WITH TIME ZONE; ``io.debezium.time.Year`` → INTEGER;
+          ``io.debezium.data.Bits`` → VARBINARY;
+        - ``org.apache.kafka.connect.data.Decimal`` → DECIMAL(p,s): s the ``scale``
+          parameter, p ``connect.decimal.precision`` (else 38) but at least s; p outside
+          1..38 or s outside 0..38: DECFLOAT; ``VariableScaleDecimal`` → DECFLOAT.
         """
         tables: dict[str, Table] = {}   # by Table.name, in order of first definition
-        for where, payload in _debezium_payloads(messages):
+        for where, payload, schema in _debezium_payloads(messages):
             changes = payload.get("tableChanges")
             if changes is None:
+                t = _debezium_embedded_table(payload, schema)
+                if t is not None and t.name not in tables:
+                    tables[t.name] = t
                 continue
             if not isinstance(changes, list):
                 raise ValueError(f"{where}: 'tableChanges' is not a list")
@@ -374,7 +404,8 @@ def _debezium_type_name(column: dict) -> str:
 
 
 def _debezium_payloads(messages):
-    """Yield (where, payload dict) for each message that is an object."""
+    """Yield (where, payload dict, envelope schema or None) for each message that is an
+    object."""
     if isinstance(messages, (bytes, bytearray, memoryview, str)):
         docs = _json_stream(messages)
     elif isinstance(messages, dict):
@@ -382,10 +413,61 @@ def _debezium_payloads(messages):
     else:
         docs = _json_items(messages)
     for where, doc in docs:
+        schema = None
         if isinstance(doc, dict) and "payload" in doc:
-            doc = doc["payload"]              # the envelope form (schemas.enable=true)
+            schema = doc.get("schema")        # the envelope form (schemas.enable=true)
+            doc = doc["payload"]
         if isinstance(doc, dict):
-            yield where, doc
+            yield where, doc, schema
+
+
+# Kinds of the decoder's own reading of an embedded field → catalog type names (TIME64 and
+# TIMESTAMP take their fraction digits from the unit, DECIMAL its precision and scale).
+_KIND_TYPE_NAME = {BOOL: "BOOLEAN", INT8: "TINYINT", INT16: "SMALLINT", INT32: "INTEGER",
+                   INT64: "BIGINT", FLOAT32: "REAL", FLOAT64: "DOUBLE", STRING: "VARCHAR",
+                   BINARY: "VARBINARY", DATE32: "DATE", TIMESTAMP_TZ: "TIMESTAMP WITH TIME ZONE",
+                   DECTEXT: "DECFLOAT"}
+
+
+def _connect_type_name(field_schema: dict) -> str:
+    """The catalog type name of one Kafka Connect field schema of an embedded envelope
+    schema: the type the decoder gives the field when no catalog has its table."""
+    # the decoder's reading itself, so a catalog built here decodes the same values (the
+    # import is late: cdcfast.formats imports this module)
+    from .formats.debezium import MS, NS, US, field_encoding
+    enc, _, ctype = field_encoding(field_schema)
+    if ctype.kind == DECIMAL:
+        return f"DECIMAL({ctype.precision},{ctype.scale})"
+    if ctype.kind in (TIME64, TIMESTAMP):
+        digits = {MS: 3, US: 6, NS: 9}[enc]
+        return f"{'TIME' if ctype.kind == TIME64 else 'TIMESTAMP'}({digits})"
+    return _KIND_TYPE_NAME[ctype.kind]
+
+
+def _debezium_embedded_table(payload: dict, schema) -> Table | None:
+    """The table a data change event's embedded schema describes, or None when the message
+    is no such event or carries no row schema."""
+    if "status" in payload or payload.get("op") in (None, "m"):
+        return None
+    source = payload.get("source")
+    if not isinstance(source, dict):
+        return None
+    tname, sname = source.get("table"), source.get("schema")
+    if not isinstance(tname, str) or not tname:
+        return None                           # the decoder's corrupt record, not a table
+    sname = sname if isinstance(sname, str) and sname else None
+    from .formats.debezium import image_fields
+    fields = image_fields(schema)
+    if fields is None:
+        return None
+    cols, seen = [], set()
+    for fs in fields:
+        if fs["field"] in seen:
+            continue                          # the decoder reads the first one
+        seen.add(fs["field"])
+        cols.append(Column(fs["field"], parse_type(_connect_type_name(fs)),
+                           fs.get("optional", True) is not False))
+    return Table(sname, tname, tuple(cols))
 
 
 def _json_items(messages):

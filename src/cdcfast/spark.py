@@ -13,7 +13,8 @@ Two ways in:
 
 Executors rebuild the Decoder from its JSON-serializable config (``Decoder.config()``), once
 per Python worker; nothing is compiled in a task. Schemas are known up front, from the catalog:
-the Spark layer refuses a table without one.
+the Spark layer refuses a table without one — Debezium's embedded schemas included, which are
+only known once a message is read (``Catalog.from_debezium`` over a sample makes the catalog).
 """
 from __future__ import annotations
 
@@ -47,11 +48,25 @@ def _config(format, catalog, mode, options) -> str:
                       sort_keys=True)
 
 
+# Where a format can describe its tables itself, how to turn that into the catalog Spark needs.
+_CATALOG_ADVICE = {
+    # Debezium's embedded schemas (schemas.enable=true) do describe a table, but only once a
+    # message of it has been read, and Spark must know the schema before it reads anything
+    "debezium": (" (a Debezium table's embedded schema is only known once one of its messages "
+                 "is read): build one from a sample of messages, schema-change events or "
+                 "messages written with schemas.enable=true, with "
+                 "cdcfast.Catalog.from_debezium(messages), and pass it as catalog=…; for the "
+                 "data source, write it with Catalog.save(path) and give "
+                 ".option(\"catalog\", path)"),
+}
+
+
 def _table_of(dec: Decoder, table):
     """The catalog table a Spark result is for: `table`, or the catalog's only one."""
     if dec.catalog is None:
         raise ValueError("Spark needs a catalog: without one a table's columns depend on the "
-                         "data, and Spark must know the schema before it reads")
+                         "data, and Spark must know the schema before it reads"
+                         + _CATALOG_ADVICE.get(dec.format, ""))
     if table is None:
         if len(dec.catalog) != 1:
             raise ValueError("give table=… (the catalog holds "
