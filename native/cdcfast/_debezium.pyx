@@ -36,6 +36,15 @@ cdef extern from "cdcfast/_json.h":
                                                 int* code, int64_t* err_pos) noexcept nogil
     int64_t json_number_end "cdc_json_number_end"(const uint8_t* buf, int64_t pos,
                                                   int64_t end) noexcept nogil
+    int64_t json_string_scan "cdc_json_string_scan"(const uint8_t* buf, int64_t pos,
+                                                     int64_t end, int* has_escape,
+                                                     unsigned* high, int* code,
+                                                     int64_t* err_pos) noexcept nogil
+    int64_t json_value_scan_d "cdc_json_value_scan_d"(const uint8_t* buf, int64_t pos,
+                                                       int64_t end, int max_depth,
+                                                       unsigned* high, int* code,
+                                                       int64_t* err_pos) noexcept nogil
+    int64_t cdc_utf8_first_invalid(const uint8_t* p, int64_t n) noexcept nogil
     int64_t json_unescape "cdc_json_unescape"(const uint8_t* src, int64_t n,
                                               uint8_t* dst) noexcept nogil
     int64_t base64_decode "cdc_base64_decode"(const uint8_t* src, int64_t n,
@@ -148,6 +157,13 @@ cdef enum:
     STOP_TABLE = 2       # a document names a table the kernel has no id for
     STOP_SCHEMA = 3      # a document's embedded schema is new
     STOP_PLAN = 4        # an output needs its plan for a schema
+    STOP_PAUSE = 6       # PAUSE_BYTES more of the input are read
+
+cdef int64_t PAUSE_BYTES = 64 << 20
+
+cdef enum:
+    BAD = -3             # a walk met something that is not well-formed JSON
+    BADDOC = 5           # (never leaves the scanner) the document needs the strict scanner
 
 cdef int64_t I64_MIN = -9223372036854775807LL - 1
 cdef int64_t I64_MAX = 9223372036854775807LL
@@ -222,6 +238,7 @@ cdef class Out:
     cdef uint8_t* nullable
     cdef bytes names
     cdef int64_t* noff
+    cdef bint plain                 # no name has a quote, backslash or control byte
     # the plan for one embedded schema (sid; -1: none, the catalog's/options' encodings)
     cdef readonly int64_t plan_sid
     cdef int32_t* enc
@@ -268,6 +285,7 @@ cdef class Out:
             blob += nb
             self.noff[j + 1] = len(blob)
         self.names = blob
+        self.plain = not any(c < 32 or c in (34, 92) for c in blob)
         self.plan_sid = -2
         self.cols = []
         for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "change_pos",
@@ -559,6 +577,7 @@ cdef class Scanner:
     cdef const uint8_t* mvalid
     cdef bint images, headers_only
     cdef readonly int64_t msg, pos, piece_end, seq, tombstones, records, control, unknown
+    cdef int64_t paused
     cdef public int64_t extra
     cdef public int64_t batch_rows
     # the current document
@@ -566,6 +585,7 @@ cdef class Scanner:
     cdef bint envelope
     cdef int64_t hp[NH]             # value start of each header field (-1: absent)
     cdef int64_t hk[NH]             # its key position (for "given twice")
+    cdef int64_t he[NH]             # its end
     cdef int32_t hn[NH]             # times the key was met
     cdef readonly int64_t doc_sid
     # table ids: the raw JSON text of (source.schema, source.table) -> tid, and tid -> output
@@ -590,6 +610,9 @@ cdef class Scanner:
     cdef readonly bytes pending_schema  # STOP_SCHEMA: the new schema's text
     cdef public bint messages           # each message an input (Spark): seq counts per part
     cdef int esc                        # the string value just scanned has a backslash
+    cdef bint checking                  # the walk checks the syntax (no scanner pass before it)
+    cdef unsigned high                  # a byte past 0x7F was met (UTF-8 to check)
+    cdef bint saw_payload
     cdef int64_t xk_b[32]               # keys the table lacks in this row's images (start, end)
     cdef int64_t xk_a[32]
     cdef int nx_b, nx_a
@@ -612,7 +635,7 @@ cdef class Scanner:
             self.mvalid = &vv[0]
         self.images = images
         self.msg = -1
-        self.pos = self.piece_end = 0
+        self.pos = self.piece_end = self.paused = 0
         self.seq = self.tombstones = self.records = self.control = self.unknown = 0
         self.extra = 0
         self.batch_rows = 1 << 20
@@ -671,6 +694,9 @@ cdef class Scanner:
         cdef int r
         while True:
             if self.pos >= self.piece_end:
+                if self.pos - self.paused >= PAUSE_BYTES:
+                    self.paused = self.pos
+                    return STOP_PAUSE           # Python gives back the mapped input behind
                 if not self.next_piece():
                     return STOP_END
             self.pos = ws(self.buf, self.pos, self.piece_end)
@@ -727,27 +753,45 @@ cdef class Scanner:
 
     cdef int document(self) except -1:
         """One document at self.pos: 0 when done with it, else a STOP_ code (self.pos then
-        stays at the document, which is read again)."""
+        stays at the document, which is read again).
+
+        An object is walked at once, each step checked (`checking`); at the first thing that
+        is not well-formed JSON the strict scanner reads the document from its start, for
+        the code and byte its twin gives (and, should the walk have been wrong, the document
+        is walked again, trusting the scanner)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t start = self.pos, stop = self.content_end(), doc_end, err_pos
         cdef int code, r
+        self.dstart = start
+        if b[start] == 123:
+            self.checking = True
+            self.dend = stop
+            self.high = 0
+            r = self.event()
+            if r == BADDOC:
+                self.undo_pre()
+                if json_document(b, start, stop, &doc_end, &code, &err_pos) != 0:
+                    r = self.corrupt(start, stop, P_JSON, code, err_pos)
+                    if r == 0:
+                        self.pos = self.piece_end    # the rest of the piece is that record
+                    return r
+                self.checking = False
+                self.dend = doc_end
+                r = self.event()
+            if r == 0:
+                self.pos = self.dend
+            return r
         if json_document(b, start, stop, &doc_end, &code, &err_pos) != 0:
             r = self.corrupt(start, stop, P_JSON, code, err_pos)
             if r == 0:
-                self.pos = self.piece_end        # the rest of the piece is that record
+                self.pos = self.piece_end
             return r
-        self.dstart = start
         self.dend = doc_end
         if b[start] == 110:                       # null: a tombstone
             self.tombstones += 1
             self.pos = doc_end
             return 0
-        if b[start] != 123:
-            r = self.corrupt(start, doc_end, P_NOT_DOC, 0, start)
-            if r == 0:
-                self.pos = doc_end
-            return r
-        r = self.event()
+        r = self.corrupt(start, doc_end, P_NOT_DOC, 0, start)
         if r == 0:
             self.pos = doc_end
         return r
@@ -848,23 +892,27 @@ cdef class Scanner:
             return HT_DCO
         return -1
 
-    cdef int64_t walk(self, int64_t i, int level) except -2:
+    cdef int64_t walk(self, int64_t i, int level, int depth) except -2:
         """Record the header fields of the object at i (level 0: the payload, then its
-        source (1) and transaction (2)); returns the object's end. Keys with escapes are
-        none of ours (no Debezium field name needs one)."""
+        source (1) and transaction (2); `depth`: its nesting, 1 at the top); returns the
+        object's end, or BAD. Keys with escapes are none of ours (no Debezium field name
+        needs one)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t end = self.dend, k, e, v, f
-        cdef int esc
+        cdef int esc, done
         cdef Out o
         i = ws(b, i + 1, end)
+        if i >= end:
+            return BAD
         if b[i] == 125:
             return i + 1
         while True:
-            k = i + 1
-            esc = 0
-            e = str_end(b, k, end, &esc)
-            v = ws(b, ws(b, e + 1, end) + 1, end)
+            v = self.key_at(i, &k, &e, &esc)
+            if v == BAD:
+                return BAD
             f = -1 if esc else self.key_field(b, k, e - k, level)
+            if f < 0 and level == 0 and not esc and key_is(b, k, e - k, b"payload", 7):
+                self.saw_payload = True
             if f >= 0:
                 self.hn[f] += 1
                 if self.hn[f] == 1:
@@ -872,89 +920,217 @@ cdef class Scanner:
                 elif self.hn[f] == 2:
                     self.hk[f] = i          # the second key: where "given twice" points
             if (f == H_SOURCE or f == H_TRANSACTION) and b[v] == 123 and self.hn[f] == 1:
-                e = self.walk(v, 1 if f == H_SOURCE else 2)
+                e = self.walk(v, 1 if f == H_SOURCE else 2, depth + 1)
             elif (f == H_BEFORE or f == H_AFTER) and b[v] == 123 and self.hn[f] == 1 \
                     and level == 0 and self.predicted() is not None:
                 o = self.outs[self.pre_slot]
-                e = self.image(o, o.length, v, f == H_AFTER)
                 if f == H_AFTER:
                     self.pre_a = True
                 else:
                     self.pre_b = True
+                e = self.image(o, o.length, v, f == H_AFTER, depth + 1)
             else:
-                e = value_end(b, v, end)
-            i = ws(b, e, end)
-            if b[i] == 44:
-                i = ws(b, i + 1, end)
-                continue
-            return i + 1
+                e = self.skip(v, 512 - depth)
+            if e == BAD:
+                return BAD
+            if f >= 0 and self.hn[f] == 1:
+                self.he[f] = e
+            i = self.after_value(e, &done)
+            if i == BAD or done:
+                return i
+
+    cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2:
+        """The member at i: its key's first byte (k) and closing quote (e); returns its value's
+        first byte, or BAD."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t end = self.dend, j, v
+        if self.checking and (i >= end or b[i] != 34):
+            return BAD
+        k[0] = i + 1
+        esc[0] = 0
+        e[0] = self.sscan(i + 1, esc)
+        if e[0] < 0:
+            return BAD
+        j = ws(b, e[0] + 1, end)
+        if self.checking and (j >= end or b[j] != 58):
+            return BAD
+        v = ws(b, j + 1, end)
+        if v >= end:
+            return BAD
+        return v
+
+    cdef int64_t after_value(self, int64_t e, int* done) noexcept:
+        """After a member's value ending at e: the next member's start (done 0), or just
+        past the object (done 1), or BAD."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t i = ws(b, e, self.dend)
+        if i >= self.dend:
+            return BAD
+        if b[i] == 44:
+            done[0] = 0
+            return ws(b, i + 1, self.dend)
+        if self.checking and b[i] != 125:
+            return BAD
+        done[0] = 1
+        return i + 1
+
+    cdef int64_t sscan(self, int64_t i, int* esc) noexcept:
+        """The closing quote of the string whose first byte is at i, or -1."""
+        cdef int code
+        cdef int64_t ep
+        return json_string_scan(self.buf, i, self.dend, esc, &self.high, &code, &ep)
+
+    cdef int64_t skip(self, int64_t v, int depth_left) noexcept:
+        """The end of the value at v (checked when checking), or BAD."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t end = self.dend, e, ep
+        cdef int esc = 0, code
+        cdef uint8_t c = b[v]
+        if not self.checking:
+            return token_end(b, v, end)
+        if c == 34:
+            e = self.sscan(v + 1, &esc)
+            return e + 1 if e >= 0 else BAD
+        if c == 45 or (48 <= c <= 57):
+            e = json_number_end(b, v, end)
+            return e if e >= 0 else BAD
+        if c == 116:
+            return v + 4 if v + 4 <= end and memcmp(b + v, b"true", 4) == 0 else BAD
+        if c == 102:
+            return v + 5 if v + 5 <= end and memcmp(b + v, b"false", 5) == 0 else BAD
+        if c == 110:
+            return v + 4 if v + 4 <= end and memcmp(b + v, b"null", 4) == 0 else BAD
+        if c == 123 or c == 91:
+            e = json_value_scan_d(b, v, end, depth_left, &self.high, &code, &ep)
+            return e if e >= 0 else BAD
+        return BAD
 
     cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
         cdef int64_t f
         for f in range(a, z):
             self.hp[f] = -1
+            self.he[f] = -1
             self.hk[f] = -1
             self.hn[f] = 0
 
     cdef int event(self) except -1:
+        """The object at dstart: the envelope ({"schema", "payload"}) or the payload itself,
+        walked; then routed. BADDOC when checking finds it is not well-formed."""
         cdef const uint8_t* b = self.buf
         cdef int64_t start = self.dstart, end = self.dend, i, k, e, v, pay = -1, npay = 0
-        cdef int64_t pay_key = -1, sa = -1, sb = -1
-        cdef int esc
+        cdef int64_t pay_key = -1, sa = -1, sb = -1, top_end
+        cdef int esc, done, r
+        cdef bint envelope, walked = False, late = False
         self.reset_fields(0, NH)
-        # the top level: the envelope's schema and payload, or the payload itself
-        i = ws(b, start + 1, end)
+        self.pre_slot = -2
+        self.pre_b = self.pre_a = False
+        self.nx_b = self.nx_a = 0
         self.envelope = False
-        if b[i] != 125:
+        self.saw_payload = False
+        self.doc_sid = -1
+        i = ws(b, start + 1, end)
+        if i >= end:
+            return BADDOC
+        envelope = False
+        if b[i] == 34:                          # the first key tells the form, mostly
+            v = self.key_at(i, &k, &e, &esc)
+            envelope = v != BAD and not esc and (key_is(b, k, e - k, b"schema", 6)
+                                                 or key_is(b, k, e - k, b"payload", 7))
+        if not envelope:
+            top_end = self.walk(start, 0, 1) if b[i] != 125 else i + 1
+            if top_end == BAD:
+                return BADDOC
+            if self.saw_payload:                # an envelope after all: read it as one
+                self.undo_pre()
+                self.reset_fields(0, NH)
+                self.pre_slot = -2
+                self.nx_b = self.nx_a = 0
+                envelope = True
+        if envelope:
             while True:
-                k = i + 1
-                esc = 0
-                e = str_end(b, k, end, &esc)
-                v = ws(b, ws(b, e + 1, end) + 1, end)
+                v = self.key_at(i, &k, &e, &esc)
+                if v == BAD:
+                    return BADDOC
                 if not esc and key_is(b, k, e - k, b"payload", 7):
                     npay += 1
                     if npay == 1:
                         pay = v
+                        if b[v] == 123:
+                            r = self.set_sid(sa, sb)
+                            if r != 0:
+                                return r
+                            self.envelope = True
+                            self.pstart = v
+                            e = self.walk(v, 0, 2)
+                            walked = True
+                        else:
+                            e = self.skip(v, 511)
                     else:
                         pay_key = i
-                    e = value_end(b, v, end)
+                        e = self.skip(v, 511)
                 elif not esc and key_is(b, k, e - k, b"schema", 6):
                     sa = v
                     e = sb = self.schema_end(v)
+                    late = walked
                 else:
-                    e = value_end(b, v, end)
-                i = ws(b, e, end)
-                if b[i] == 44:
-                    i = ws(b, i + 1, end)
-                    continue
-                break
-        if not npay:
-            sa = -1                          # a bare payload's "schema" key is not ours
-        self.doc_sid = -1
-        if sa >= 0 and b[sa] != 110:             # "schema": null is no schema
-            self.doc_sid = self.schema_id(sa, sb)
-            if self.doc_sid < 0:
-                self.pending_schema = bytes(b[sa:sb])
-                return STOP_SCHEMA
-            self.sid = self.doc_sid
-        self.pre_slot = -2
-        self.pre_b = self.pre_a = False
-        self.nx_b = self.nx_a = 0
-        if npay:
-            self.envelope = True
+                    e = self.skip(v, 511)
+                if e == BAD:
+                    return BADDOC
+                i = self.after_value(e, &done)
+                if i == BAD:
+                    return BADDOC
+                if done:
+                    break
+            top_end = i
+            if npay == 0:                       # no payload key: the object is the payload
+                envelope = False
+                self.undo_pre()
+                self.reset_fields(0, NH)
+                self.pre_slot = -2
+                self.nx_b = self.nx_a = 0
+                self.doc_sid = -1
+                if self.walk(start, 0, 1) == BAD:
+                    return BADDOC
+        self.dend = top_end
+        if self.checking and self.high and \
+                cdc_utf8_first_invalid(b + start, top_end - start) >= 0:
+            return BADDOC
+        self.envelope = envelope
+        if envelope:
             if npay > 1:
+                self.undo_pre()
                 return self.corrupt_at(P_PAYLOAD, 1, pay_key)
-            if b[pay] == 110:
+            if npay == 1 and b[pay] == 110:
+                self.undo_pre()
                 self.tombstones += 1
                 return 0
-            if b[pay] != 123:
+            if npay == 1 and b[pay] != 123:
                 return self.corrupt_at(P_PAYLOAD, 0, pay)
-            self.pstart = pay
-            self.walk(pay, 0)
-        else:
-            self.pstart = start
-            self.walk(start, 0)
+            if late:                            # the schema came after the payload: again
+                self.undo_pre()
+                self.reset_fields(0, NH)
+                self.pre_slot = -2
+                self.nx_b = self.nx_a = 0
+                r = self.set_sid(sa, sb)
+                if r != 0:
+                    return r
+                self.walk(pay, 0, 2)
         return self.route()
+
+    cdef int set_sid(self, int64_t sa, int64_t sb) except -1:
+        """The document's schema id from the schema text at [sa, sb) (none: -1); a new one
+        stops for Python (after the scanner has checked the whole document)."""
+        self.doc_sid = -1
+        if sa < 0 or self.buf[sa] == 110:       # "schema": null is no schema
+            return 0
+        self.doc_sid = self.schema_id(sa, sb)
+        if self.doc_sid < 0:
+            if self.checking:
+                return BADDOC                   # Python reads it: only a checked text
+            self.pending_schema = bytes(self.buf[sa:sb])
+            return STOP_SCHEMA
+        self.sid = self.doc_sid
+        return 0
 
     cdef Out predicted(self):
         """The output the previous document's table wrote to, when this document's images
@@ -1021,7 +1197,7 @@ cdef class Scanner:
             n = len(last)
             if v + n <= self.dend and memcmp(self.buf + v, <const char*>last, n) == 0:
                 return v + n
-        return value_end(self.buf, v, self.dend)
+        return self.skip(v, 511)
 
     cdef int corrupt_at(self, int64_t code, int64_t flag, int64_t pos) except -1:
         """A document that is JSON but no change event: the whole document is the record."""
@@ -1042,10 +1218,10 @@ cdef class Scanner:
         cdef bytes name
         if self.is_text(HS_TABLE):
             ta = self.hp[HS_TABLE]
-            tn = value_end(b, ta, self.dend) - ta
+            tn = self.he[HS_TABLE] - ta
             if self.is_text(HS_SCHEMA):
                 sa = self.hp[HS_SCHEMA]
-                sn = value_end(b, sa, self.dend) - sa
+                sn = self.he[HS_SCHEMA] - sa
         n = sn + 1 + tn
         if self.last_tid >= 0:
             name = self.tnames[self.last_tid]
@@ -1076,19 +1252,19 @@ cdef class Scanner:
         data = not control
         if control and self.images:             # control events: headers() only
             self.undo_pre()
-            return self.skip(True, False)
+            return self.counted(True, False)
         if data and not self.is_text(HS_TABLE):
             self.undo_pre()
             return self.corrupt_at(P_SOURCE_TABLE, self.envelope, self.dstart)
         tid = self.table_id()
         if tid < 0:
             self.undo_pre()
-            return STOP_TABLE
+            return BADDOC if self.checking else STOP_TABLE  # Python reads only checked text
         self.cur_tid = tid
         slot = self.tslot[tid]
         if slot < 0 or (data and self.tcontrol[tid]):
             self.undo_pre()
-            return self.skip(control, data and self.tcontrol[tid])
+            return self.counted(control, data and self.tcontrol[tid])
         o = self.outs[slot]
         if self.pre_slot >= 0 and self.pre_slot != slot:
             self.undo_pre()
@@ -1115,7 +1291,7 @@ cdef class Scanner:
         self.seq += 1
         return 0
 
-    cdef int skip(self, bint control, bint unknown) noexcept:
+    cdef int counted(self, bint control, bint unknown) noexcept:
         """A record no output wants: counted only."""
         self.control += control
         self.unknown += unknown
@@ -1144,10 +1320,10 @@ cdef class Scanner:
             return 0
         if b[v] == 34:
             if put_string(c, row, b, v, self.dend):
-                e = value_end(b, v, self.dend)
+                e = self.he[f]
                 o.add_problem(row, self.fid(f), P_SURROGATE, v, v, e)
             return 0
-        e = value_end(b, v, self.dend)
+        e = self.he[f]
         put_bytes(c, row, b + v, e - v)
         return 0
 
@@ -1165,7 +1341,7 @@ cdef class Scanner:
         cdef int64_t v = self.hp[f], e
         if v < 0 or self.twice(o, row, f) or b[v] == 110:
             return 0
-        e = value_end(b, v, self.dend)
+        e = self.he[f]
         if b[v] == 34:
             if cdc_jv_int(b + v + 1, e - v - 2, I64_MIN, I64_MAX, out):
                 return 1
@@ -1180,7 +1356,7 @@ cdef class Scanner:
             return 0
         if mult != 1 and (x > I64_MAX // mult or x < I64_MIN // mult):
             o.add_problem(row, self.fid(f), P_TS_RANGE, self.hp[f], self.hp[f],
-                          value_end(self.buf, self.hp[f], self.dend))
+                          self.he[f])
             return 0
         out[0] = x * mult
         return 1
@@ -1221,7 +1397,7 @@ cdef class Scanner:
         if self.hn[H_STATUS] > 0:
             self.text(o, row, H_STATUS, o.source_op)
             v = self.hp[H_STATUS]
-            e = value_end(b, v, self.dend)
+            e = self.he[H_STATUS]
             if self.hn[H_STATUS] == 1 and b[v] == 34 and key_is(b, v + 1, e - v - 2,
                                                                 b"BEGIN", 5):
                 put_bytes(o.op, row, <const uint8_t*>b"begin", 5)
@@ -1290,7 +1466,7 @@ cdef class Scanner:
         cdef int esc = 0
         if v < 0 or self.hn[f] != 1 or b[v] == 110:
             return 0
-        e = value_end(b, v, self.dend)
+        e = self.he[f]
         c.reserve_data(e - v)
         if b[v] == 34:
             str_end(b, v + 1, self.dend, &esc)
@@ -1315,7 +1491,7 @@ cdef class Scanner:
         self.text(o, row, H_OP, o.source_op)
         if self.hn[H_OP] > 1:
             return 0
-        e = value_end(b, v, self.dend)
+        e = self.he[H_OP]
         if b[v] == 34 and e - v == 3:
             c = b[v + 1]
             if c == 109:
@@ -1377,7 +1553,7 @@ cdef class Scanner:
             self.twice(o, row, H_BEFORE)
         elif vb >= 0 and b[vb] == 123:
             if not (pre and self.pre_b):
-                self.image(o, row, vb, 0)
+                self.image(o, row, vb, 0, self.img_depth())
             col_valid(o.before_v, row)
             has_b = True
         elif vb >= 0 and b[vb] != 110:
@@ -1391,13 +1567,13 @@ cdef class Scanner:
             self.twice(o, row, H_AFTER)
         elif va >= 0 and b[va] == 123:
             if not (pre and self.pre_a):
-                self.image(o, row, va, 1)
+                self.image(o, row, va, 1, self.img_depth())
             col_valid(o.after_v, row)
             has_a = True
         elif va >= 0 and b[va] != 110:
             o.add_problem(row, self.fid(H_AFTER), P_NOT_OBJECT, va, va, value_end(b, va, self.dend))
         # the op, as the header read it
-        if self.hn[H_OP] == 1 and v >= 0 and b[v] == 34 and value_end(b, v, self.dend) == v + 3:
+        if self.hn[H_OP] == 1 and v >= 0 and b[v] == 34 and self.he[H_OP] == v + 3:
             op = b[v + 1]
         if op == 100:                                       # d: present from before
             if has_b:
@@ -1430,53 +1606,65 @@ cdef class Scanner:
                 col_valid(<Column>o.changed[j], row)
         return 0
 
-    cdef int64_t image(self, Out o, int64_t row, int64_t v, int which) except -2:
-        """The image object at v into the before (0) or after (1) columns."""
+    cdef int64_t image(self, Out o, int64_t row, int64_t v, int which, int depth) except -2:
+        """The image object at v (nested `depth` deep) into the before (0) or after (1)
+        columns; returns its end, or BAD."""
         cdef const uint8_t* b = self.buf
         cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, f0, ln
-        cdef int esc
+        cdef int esc, done
         cdef uint8_t* sent = o.sent_a if which else o.sent_b
         cdef list cols = o.after if which else o.before
         cdef Column c
         f0 = IMG_AFTER if which else IMG_BEFORE
         i = ws(b, v + 1, end)
+        if i >= end:
+            return BAD
         if b[i] == 125:
             return i + 1
         while True:
+            if i >= end or b[i] != 34:
+                return BAD
             k = i + 1
             j = -1
-            if guess < n:
+            if guess < n and o.plain:
                 ln = o.noff[guess + 1] - o.noff[guess]
                 if k + ln < end and b[k + ln] == 34 and memcmp(
                         b + k, <const char*>o.names + o.noff[guess], ln) == 0:
                     j = guess               # the key the previous row had here
                     e = k + ln
-            if j < 0:
-                esc = 0
-                e = str_end(b, k, end, &esc)
-                if not esc:
-                    j = o.column_of(b + k, e - k)
-                else:
-                    j = o.column_of_escaped(b + k, e - k)
-            w = ws(b, ws(b, e + 1, end) + 1, end)
+            if j >= 0:
+                w = ws(b, e + 1, end)
+                if w >= end or b[w] != 58:
+                    return BAD
+                w = ws(b, w + 1, end)
+                if w >= end:
+                    return BAD
+            else:
+                w = self.key_at(i, &k, &e, &esc)
+                if w == BAD:
+                    return BAD
+                j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
             if j < 0:
                 self.extra_key(k, e, which)
-                e = value_end(b, w, end)
+                e = self.skip(w, 512 - depth)
             else:
                 guess = j + 1
                 c = <Column>cols[j]
                 if sent[j]:
                     undo_value(c, row)
                     o.add_problem(row, f0 + j, P_TWICE, i, i, i)
-                    e = value_end(b, w, end)
+                    e = self.skip(w, 512 - depth)
                 else:
                     sent[j] = 1
-                    e = self.value(o, c, j, row, w, f0 + j)
-            i = ws(b, e, end)
-            if b[i] == 44:
-                i = ws(b, i + 1, end)
-                continue
-            return i + 1
+                    e = self.value(o, c, j, row, w, f0 + j, depth)
+            if e == BAD:
+                return BAD
+            i = self.after_value(e, &done)
+            if i == BAD or done:
+                return i
+
+    cdef int img_depth(self) noexcept:
+        return 3 if self.envelope else 2
 
     cdef void extra_key(self, int64_t k, int64_t e, int which) noexcept:
         """A key the table lacks: counted once per key and image (a key given twice, once)."""
@@ -1500,16 +1688,21 @@ cdef class Scanner:
 
     # -- one value ---------------------------------------------------------------------------------
     cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
-                       int64_t field) except -2:
-        """The value at v of column j into c; returns its end."""
+                       int64_t field, int depth) except -2:
+        """The value at v of column j into c; returns its end, or BAD."""
         cdef const uint8_t* b = self.buf
         cdef int esc = 0
         cdef int64_t e
         cdef int r
         if b[v] == 34:
-            e = str_end(b, v + 1, self.dend, &esc) + 1
+            e = self.sscan(v + 1, &esc)
+            if e < 0:
+                return BAD
+            e += 1
         else:
-            e = token_end(b, v, self.dend)
+            e = self.skip(v, 512 - depth)
+            if e == BAD:
+                return BAD
         self.esc = esc
         if b[v] == 110:
             if not o.nullable[j]:

@@ -215,11 +215,13 @@ static inline int64_t cdc_json_number_end(const uint8_t* buf, int64_t pos, int64
     return i < end && cdc_json_is_numch(buf[i]) ? -1 : i;
 }
 
-/* cdc_json_value_end, with *high as in cdc_json_stop (for the UTF-8 rule of the document).
- * The open brackets as bits, 1 for an object, in 8 words: no recursion, so a deep document
- * cannot take the stack. */
-static inline int64_t cdc_json_value_scan(const uint8_t* buf, int64_t pos, int64_t end,
-                                          unsigned* high, int* code, int64_t* err_pos)
+/* cdc_json_value_end, with *high as in cdc_json_stop (for the UTF-8 rule of the document),
+ * for a value nested so that at most max_depth (<= CDC_JSON_MAX_DEPTH) brackets may open in
+ * it. The open brackets as bits, 1 for an object, in 8 words: no recursion, so a deep
+ * document cannot take the stack. */
+static inline int64_t cdc_json_value_scan_d(const uint8_t* buf, int64_t pos, int64_t end,
+                                            int max_depth, unsigned* high, int* code,
+                                            int64_t* err_pos)
 {
     uint64_t is_obj[CDC_JSON_MAX_DEPTH / 64];
     int depth = 0, esc = 0;
@@ -233,7 +235,7 @@ value:  /* a value starts at i */
     switch (c) {
     case '{':
     case '[':
-        if (depth == CDC_JSON_MAX_DEPTH) {
+        if (depth == max_depth) {
             *code = CDC_JSON_E_DEPTH;
             *err_pos = i;
             return -1;
@@ -342,6 +344,12 @@ unexpected:
     *code = CDC_JSON_E_UNEXPECTED;
     *err_pos = i;
     return -1;
+}
+
+static inline int64_t cdc_json_value_scan(const uint8_t* buf, int64_t pos, int64_t end,
+                                          unsigned* high, int* code, int64_t* err_pos)
+{
+    return cdc_json_value_scan_d(buf, pos, end, CDC_JSON_MAX_DEPTH, high, code, err_pos);
 }
 
 /* The offset just past the one value at pos (its first byte: no whitespace before it), or

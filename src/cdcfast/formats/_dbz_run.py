@@ -9,14 +9,14 @@ import json
 import pyarrow as pa
 
 from .. import envelope
-from ..catalog import BOOL, INT8, INT16, INT32, INT64
 from ..errors import DecodeError, show_value
 from ..reference import debezium as ref
+from ..sources import release
 from .base import (ALL, HEADERS, MESSAGE, apply_mode, binary_column, errors_column, full_name,
                    image_structs)
 from .debezium import SOURCE, image_fields
 
-STOP_END, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN = range(5)
+STOP_END, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN, _, STOP_PAUSE = range(7)
 (P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_BAD_STATUS, P_NOT_INT,
  P_TS_RANGE, P_LSN, P_NOT_OBJECT, P_SOURCE_TABLE, P_JSON, P_NOT_DOC, P_PAYLOAD) = range(1, 16)
 CORRUPT = {P_SOURCE_TABLE, P_JSON, P_NOT_DOC, P_PAYLOAD}
@@ -75,7 +75,7 @@ class Run:
         self.outputs = {}           # key -> _Output
         self.by_slot = []
         self.schemas = []           # schema id -> image field schemas (or None)
-        self.pending = []           # batches ready, in order (FAILFAST raises at the first)
+        self.released = 0           # the mapped input before this is given back
         if not images:
             if want.table is None:
                 self.sc.headers_slot = self.output(HEADERS).slot
@@ -210,6 +210,11 @@ class Run:
                     break
                 if r == STOP_BATCH:
                     yield from self.flush(self.by_slot[sc.full_slot])
+                    self.released = release(self.part.data, sc.pos, self.released)
+                elif r == STOP_PAUSE:
+                    # rows keep input positions only for errors, read again at the flush
+                    # (a mapped file's pages come back from the file)
+                    self.released = release(self.part.data, sc.pos, self.released)
                 elif r == STOP_TABLE:
                     self.new_table()
                 elif r == STOP_SCHEMA:
@@ -297,7 +302,7 @@ class Run:
         data = self.part.data
         rows, texts, crows, cvals = [], [], [], []
         for p in problems:
-            row, field, code, pos = p[0], p[1], p[2], p[3]
+            row, code = p[0], p[2]
             err = self.error(o, p + (msgs[row],))
             rows.append(row)
             texts.append(str(err))

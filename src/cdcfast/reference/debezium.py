@@ -21,7 +21,7 @@ from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ)
 from ..errors import DecodeError, show_value
 from ..formats.base import ALL, HEADERS, apply_mode, full_name, with_messages
-from ..formats.debezium import (B64, B64DEC, DAYS, JSONTEXT, MS, NS, SOURCE, US, VSD, ZONED,
+from ..formats.debezium import (B64DEC, MS, NS, SOURCE, US, VSD,
                                 image_fields)
 from . import _jsonscan
 
@@ -165,10 +165,12 @@ _STRUCTURE = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.S)
 
 
 class _Walker:
-    """Finds the byte span of a value in a well-formed document, by key path."""
+    """Finds the byte span of a value in a well-formed document, by key path (the document
+    ends at `end`; the buffer is not copied)."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, end: int):
         self.data = data
+        self.end = end
 
     def value_end(self, i: int) -> int:
         c = self.data[i:i + 1]
@@ -184,31 +186,31 @@ class _Walker:
                     depth -= 1
                     if depth == 0:
                         return m.end()
-            return len(self.data)
+            return self.end
         return _SCALAR.match(self.data, i).end()
 
     def members(self, i: int):
         """(key, key position, value start, value end) of the object at i."""
-        d = self.data
-        i = _ws(d, i + 1, len(d))
-        while i < len(d) and d[i:i + 1] == b'"':
+        d, n = self.data, self.end
+        i = _ws(d, i + 1, n)
+        while i < n and d[i:i + 1] == b'"':
             m = _STRING.match(d, i)
             raw = m.group()
             key = raw[1:-1].decode("utf-8") if b"\\" not in raw \
                 else json.loads(raw.decode("utf-8"))
-            j = _ws(d, m.end(), len(d)) + 1          # past ':'
-            j = _ws(d, j, len(d))
+            j = _ws(d, m.end(), n) + 1          # past ':'
+            j = _ws(d, j, n)
             e = self.value_end(j)
             yield key, i, j, e
-            i = _ws(d, e, len(d))
+            i = _ws(d, e, n)
             if d[i:i + 1] != b",":
                 return
-            i = _ws(d, i + 1, len(d))
+            i = _ws(d, i + 1, n)
 
     def span(self, start: int, path, nth: int = 1, at_key: bool = False):
         """(start, end) of the value at `path` (its `nth` occurrence of the last key; the key
         itself with at_key) in the document at `start`; None when absent."""
-        i = _ws(self.data, start, len(self.data))
+        i = _ws(self.data, start, self.end)
         for depth, key in enumerate(path):
             last = depth == len(path) - 1
             count = 0
@@ -237,7 +239,7 @@ class Problem:
 
 def resolve(problems, data: bytes, doc: Doc):
     """(byte, field, reason) of the first problem in document order."""
-    walker = _Walker(data[:doc.end])
+    walker = _Walker(data, doc.end)
     found = []
     for p in problems:
         sp = walker.span(doc.start, p.path, p.nth, p.at_key) if p.path else None
@@ -372,6 +374,9 @@ def to_us(x: int, unit: int):
     return us if I64[0] <= us <= I64[1] else None
 
 
+_AS_SENT = object()     # convert(): "the value's JSON text, cut from the document"
+
+
 class Bad(Exception):
     """A value that cannot be converted; its reason is the text after the quoted value."""
 
@@ -440,7 +445,7 @@ def convert(col, enc: int, scale: int, v):
         if v is True or v is False:
             return "true" if v else "false"
         if isinstance(v, (dict, list)):
-            return JSONTEXT                 # the caller cuts the text from the document
+            return _AS_SENT                 # the caller cuts the text from the document
         try:
             v.encode("utf-8")
         except UnicodeEncodeError:
@@ -961,7 +966,7 @@ class PartDecoder:
                 problems.append(Problem(field, path + (k,),
                                         lambda raw, w=why: f"{show_value(raw)} {w}"))
                 continue
-            values[k] = _RawText(path + (k,)) if x is JSONTEXT else x
+            values[k] = _RawText(path + (k,)) if x is _AS_SENT else x
         return values, sent
 
     def cut_raw_texts(self, row, data, doc):
@@ -972,7 +977,7 @@ class PartDecoder:
                 targets += [(holder, k) for k, v in holder.items() if isinstance(v, _RawText)]
         if not targets:
             return
-        walker = _Walker(data[:doc.end])
+        walker = _Walker(data, doc.end)
         for holder, k in targets:
             a, b = walker.span(doc.start, holder[k].path)
             holder[k] = data[a:b].decode("utf-8")
