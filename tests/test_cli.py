@@ -1,4 +1,5 @@
 """The command line (SPEC §7: generate, bench, demo) and the README's two commands."""
+import importlib.util
 import json
 import os
 import re
@@ -159,3 +160,144 @@ def test_readme_commands_are_what_ci_runs():
     script = open(os.path.join(ROOT, "ci", "test.sh"), encoding="utf-8").read()
     assert blocks[1] in script.splitlines()
     assert "ci/test.sh" in open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read()
+
+
+# -- debezium ----------------------------------------------------------------------------------
+DBZ_COLUMNS = ["ID", "NAME", "AMOUNT", "ORDER_DATE", "CREATED_TS", "STATUS", "QTY", "LINE_SEQ"]
+
+
+def dbz_sample(tmp_path, rows=200, *options):
+    out = tmp_path / "dbz.json"
+    args = ["generate", "--format", "debezium", "--rows", str(rows), "--table-width", "8",
+            "-o", str(out)]
+    for o in options:
+        args += ["--option", o]
+    assert cli.main(args) == 0
+    return str(out), str(out) + ".catalog.json"
+
+
+def test_debezium_generate_inspect_decode(tmp_path, capsys):
+    import collections
+
+    import pyarrow.parquet as pq
+    path, cat_path = dbz_sample(tmp_path)
+    assert "wrote 200 records" in capsys.readouterr().out
+    cat = cdcfast.Catalog.load(cat_path)
+    assert [t.name for t in cat.tables] == ["GEN.TABLE_1"]
+    assert [c.name for c in cat.tables[0].columns] == DBZ_COLUMNS
+    # what generate wrote: 200 change events between BEGIN/END transaction documents
+    evs, _ = cdcfast.encode.events("debezium", 200, table_width=8)
+    data_evs = [e for e in evs if e["op"] in ("c", "u", "d", "r")]
+    ops = collections.Counter(e["op"] for e in evs)
+    assert len(data_evs) == 200 and ops["begin"] == ops["commit"] > 0
+
+    assert cli.main(["inspect", path, "--format", "debezium"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"{len(evs):,} records in 1 input(s), format debezium\n")
+    line = next(ln for ln in text.splitlines() if ln.startswith("GEN.TABLE_1 "))
+    assert line.split() == ["GEN.TABLE_1", "200", f"{ops['c']:,}", "/", f"{ops['u']:,}", "/",
+                            f"{ops['d']:,}", "/", f"{ops['r']:,}", "0"]
+    line = next(ln for ln in text.splitlines() if ln.startswith("(control events) "))
+    n = ops["begin"] + ops["commit"]
+    assert line.split()[2:] == [f"{n:,}", "0", "/", "0", "/", "0", "/", f"{n:,}", "0"]
+    assert "(unattributable)" not in text
+    assert f"ops: c {ops['c']:,}, u {ops['u']:,}, d {ops['d']:,}, r {ops['r']:,}, " \
+           f"begin {ops['begin']:,}, commit {ops['commit']:,}\n" in text
+    times = [e["commit_ts"] for e in evs]
+    assert f"commit time: {min(times)} … {max(times)}\n" in text
+    assert "errors: 0\n" in text
+
+    want = cdcfast.decode(path, format="debezium", catalog=cat)
+    assert want.num_rows == 200 and want.column("_error").null_count == 200
+    assert want.column("op").to_pylist() == [e["op"] for e in data_evs]
+    assert want.column("txid").to_pylist() == [e["txid"] for e in data_evs]
+    assert want.column("seq").to_pylist() == [e["seq"] for e in data_evs]
+    assert want.column("before").to_pylist() == [e["before"] for e in data_evs]
+    assert want.column("after").to_pylist() == [e["after"] for e in data_evs]
+    assert cli.main(["decode", path, "--format", "debezium", "--catalog", cat_path,
+                     "-o", str(tmp_path / "out")]) == 0
+    assert "GEN.TABLE_1: 200 events" in capsys.readouterr().out
+    assert os.listdir(tmp_path / "out") == ["GEN.TABLE_1.parquet"]   # no control events
+    got = pq.read_table(tmp_path / "out" / "GEN.TABLE_1.parquet")
+    assert got.schema.equals(want.schema) and got.equals(want)
+    after = got.schema.field("after").type
+    assert str(after.field("AMOUNT").type) == "decimal128(11, 2)"
+    assert str(after.field("ORDER_DATE").type) == "date32[day]"
+    assert str(after.field("CREATED_TS").type) == "timestamp[us]"
+    assert cli.main(["decode", path, "--format", "debezium", "--catalog", cat_path,
+                     "--table", "GEN.TABLE_1", "--option", "decimal_handling=precise",
+                     "--option", "time_precision=adaptive",
+                     "-o", str(tmp_path / "one.parquet")]) == 0
+    assert pq.read_table(tmp_path / "one.parquet").equals(want)
+
+
+def test_debezium_connector_options(tmp_path, capsys):
+    """decimal.handling.mode and time.precision.mode: the generator writes with them and
+    decode reads with them, both through --option."""
+    import pyarrow.parquet as pq
+    opts = ["decimal_handling=string", "time_precision=connect"]
+    path, cat_path = dbz_sample(tmp_path, 150, *opts)
+    with open(path, "rb") as f:
+        assert b'"AMOUNT":"' in f.read()      # decimal text, not base64: in quotes with a dot
+    cat = cdcfast.Catalog.load(cat_path)
+    want = cdcfast.decode(path, format="debezium", catalog=cat, decimal_handling="string",
+                          time_precision="connect")
+    assert want.num_rows == 150 and want.column("_error").null_count == 150
+    evs, _ = cdcfast.encode.events("debezium", 150, table_width=8, decimal_handling="string",
+                                   time_precision="connect")
+    assert want.column("after").to_pylist() == [e["after"] for e in evs
+                                                if e["op"] in ("c", "u", "d", "r")]
+    base = ["decode", path, "--format", "debezium", "--catalog", cat_path,
+            "--table", "GEN.TABLE_1"]
+    args = base + [a for o in opts for a in ("--option", o)]
+    assert cli.main(args + ["-o", str(tmp_path / "s.parquet")]) == 0
+    assert pq.read_table(tmp_path / "s.parquet").equals(want)
+    # read with the defaults (base64 decimals) the decimal text is an error on the row
+    assert cli.main(base + ["-o", str(tmp_path / "d.parquet")]) == 0
+    errors = pq.read_table(tmp_path / "d.parquet").column("_error").drop_null().to_pylist()
+    assert errors and all(e.startswith("after.AMOUNT: ") or e.startswith("before.AMOUNT: ")
+                          for e in errors)
+    with pytest.raises(ValueError, match="decimal_handling"):
+        cli.main(base + ["--option", "decimal_handling=exact", "-o", str(tmp_path / "x.pq")])
+
+
+def test_debezium_decode_without_catalog_reads_embedded_schemas(tmp_path, capsys):
+    import pyarrow.parquet as pq
+    path, _ = dbz_sample(tmp_path, 60, "schemas=true")
+    with open(path, "rb") as f:
+        assert f.read(11) == b'{"schema":{'
+    want = cdcfast.decode(path, format="debezium")
+    assert want.num_rows == 60 and want.column("_error").null_count == 60
+    assert [f.name for f in want.schema.field("after").type] == DBZ_COLUMNS
+    assert cli.main(["decode", path, "--format", "debezium", "-o", str(tmp_path / "o")]) == 0
+    assert pq.read_table(tmp_path / "o" / "GEN.TABLE_1.parquet").equals(want)
+
+
+def test_debezium_inspect_counts_corrupt_documents(tmp_path, capsys):
+    path, _ = dbz_sample(tmp_path, 50)
+    with open(path, "ab") as f:
+        f.write(b'{"op":"c","after":{"ID":1},\n')
+    capsys.readouterr()
+    assert cli.main(["inspect", path, "--format", "debezium"]) == 0
+    text = capsys.readouterr().out
+    line = next(ln for ln in text.splitlines() if ln.startswith("(unattributable) "))
+    assert line.split()[1:] == ["1", "0", "/", "0", "/", "0", "/", "1", "1"]
+    assert ", (none) 1\n" in text and "errors: 1 (first: " in text
+
+
+def test_bench_debezium_prints_every_contender(tmp_path, capsys):
+    js = tmp_path / "b.json"
+    assert cli.main(["bench", "--format", "debezium", "--size", "1", "--reference-size",
+                     "0.5", "--repeat", "1", "--quick", "--json", str(js)]) == 0
+    text = capsys.readouterr().out
+    names = ["cdcfast", "reference (pure Python)", "pyarrow.json", "json.loads + from_pylist"]
+    if importlib.util.find_spec("msgspec") is not None:
+        names.append("msgspec + from_pylist")
+    for name in names:
+        assert re.search(rf"^{re.escape(name)} +[0-9.]+ +[0-9,]+", text, re.M), name
+    assert re.search(r"^headers\(\) .*: [0-9.]+ MB/s", text, re.M)
+    assert "DECIMAL(11,2), DATE, TIMESTAMP," in text and "MicroTimestamp" in text
+    res = json.loads(js.read_text())
+    assert set(res["tools"]) == set(names)
+    assert all(r["mb_s"] > 0 and r["rows_s"] > 0 for r in res["tools"].values())
+    assert {"DECIMAL(11,2)", "DATE", "TIMESTAMP"} <= set(res["columns"])

@@ -116,6 +116,11 @@ def _local_spark(cores: str = "*"):
     return spark
 
 
+# every `op` of SPEC §3 in the order `inspect` counts them; the last five are control events
+_OPS = ("c", "u", "d", "r", "t", "begin", "commit", "ddl", "checkpoint", "message")
+_CONTROL = _OPS[5:]
+
+
 def _inspect(args) -> int:
     """Tables, op counts, time range and errors of the inputs (headers only: fast)."""
     import pyarrow as pa
@@ -126,10 +131,15 @@ def _inspect(args) -> int:
     print(f"{n:,} records in {len(args.inputs)} input(s), format {args.format}")
     if n == 0:
         return 0
+    op = pc.fill_null(heads.column("op"), "-")
     names = pc.binary_join_element_wise(pc.fill_null(heads.column("schema"), ""),
                                         pc.fill_null(heads.column("table"), ""), ".")
-    names = pc.if_else(pc.is_null(heads.column("table")), "(unattributable)", names)
-    keyed = pa.table({"table": names, "op": pc.fill_null(heads.column("op"), "-"),
+    # a record without a table is a control event of no table (Debezium's transaction
+    # BEGIN/END, say), else one that could not be attributed (SPEC §1)
+    control = pc.is_in(op, value_set=pa.array(_CONTROL))
+    names = pc.if_else(pc.is_null(heads.column("table")),
+                       pc.if_else(control, "(control events)", "(unattributable)"), names)
+    keyed = pa.table({"table": names, "op": op,
                       "error": pc.is_valid(heads.column("_error"))})
     g = keyed.group_by(["table", "op"]).aggregate([([], "count_all"), ("error", "sum")])
     per = {}
@@ -143,6 +153,9 @@ def _inspect(args) -> int:
         mix = " / ".join(f"{ops.get(o, (0, 0))[0]:,}" for o in ("c", "u", "d")) \
             + f" / {sum(v[0] for o, v in ops.items() if o not in 'cud'):,}"
         print(f"{table:32s} {count:10,d}   {mix}   {errors:,}")
+    counts = {r["values"]: r["counts"] for r in pc.value_counts(op).to_pylist()}
+    order = [o for o in _OPS if o in counts] + sorted(o for o in counts if o not in _OPS)
+    print("ops: " + ", ".join(f"{'(none)' if o == '-' else o} {counts[o]:,}" for o in order))
     ts = heads.column("commit_ts")
     lo, hi = pc.min(ts).as_py(), pc.max(ts).as_py()
     print(f"commit time: {lo} … {hi}")
