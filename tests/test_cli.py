@@ -60,7 +60,9 @@ def test_demo_on_local_spark(spark, capsys):
     assert cli.main(["demo", "--rows", "2000"]) == 0
     text = capsys.readouterr().out
     assert "native kernels: True" in text and "in this process: 2,000 events" in text
-    assert re.search(r"on Spark \(the cdcfast data source, 4 files\): 2,000 events", text)
+    assert len(re.findall(r"on Spark \(the cdcfast data source, 4 files\): 2,000 events",
+                          text)) == 3                   # ibm-delimited, lldf, debezium
+    assert "== debezium: generated 2,000" in text
     assert text.count("'ORDER_ID': 1,") >= 3           # the first event of each file shown
     assert spark.range(3).count() == 3                  # the caller's session still runs
 

@@ -201,7 +201,8 @@ def _bench(args) -> int:
 
 # the demo's formats: (format, what it is, file suffix)
 DEMO = (("ibm-delimited", "IBM Q Replication delimited", "del"),
-        ("lldf", "BMC Log Master LLDF (EBCDIC, binary)", "lldf"))
+        ("lldf", "BMC Log Master LLDF (EBCDIC, binary)", "lldf"),
+        ("debezium", "Debezium JSON (Db2 connector)", "json"))
 
 
 def _demo(args) -> int:
