@@ -527,3 +527,19 @@ def test_time_precision_without_schema(dec, mode, ctype, value, want):
     t = dec.decode([event(after={"X": value})], format="debezium", catalog=cat,
                    time_precision=mode)
     assert t.column("after").to_pylist()[0]["X"] == want
+
+
+@pytest.mark.parametrize("dec", DECODERS)
+@pytest.mark.parametrize("name", ["db2/vaccine-order-mgr-orderevents.key.json",
+                                  "tiflow/datatype.dbz.key.json"])
+def test_message_keys_are_flagged_not_dropped(dec, name):
+    """A Kafka message key is no change event (no op, no source): in a value stream it is an
+    unattributable record, flagged, never dropped in silence (docs/debezium.md)."""
+    data = _peer(name)
+    d = dec.Decoder("debezium")
+    t = d.decode_tables(data)
+    (r,) = t[None].to_pylist()
+    prefix = "payload." if b'"payload"' in data else ""
+    assert r["_error"] == f"{prefix}source.table: missing (message 0, byte 0)"
+    assert r["_corrupt_record"] == data.strip()
+    assert d.last_stats["records"] == 1 and d.last_stats["errors"] == 1
