@@ -23,6 +23,7 @@ from libc.math cimport NAN, INFINITY, isinf
 
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_unset,
                              bits_set, bits_get)
+from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float, US_PER_DAY
 
 cdef extern from "cdcfast/_json.h":
@@ -64,23 +65,6 @@ cdef extern from "cdcfast/_jsonval.h":
     int cdc_jv_iso_us(const uint8_t* p, int64_t n, int64_t* us) noexcept nogil
     int64_t cdc_jv_lsn(const uint8_t* p, int64_t n, uint8_t* dst) noexcept nogil
 
-# value kinds of a plan entry (the catalog kinds of cdcfast.catalog; shared numbers)
-cdef enum:
-    K_BOOL = 0
-    K_INT8 = 1
-    K_INT16 = 2
-    K_INT32 = 3
-    K_INT64 = 4
-    K_DECIMAL = 5
-    K_FLOAT32 = 6
-    K_FLOAT64 = 7
-    K_STRING = 8
-    K_BINARY = 9
-    K_DATE32 = 10
-    K_TIME64 = 11
-    K_TIMESTAMP = 12
-    K_TIMESTAMP_TZ = 13
-    K_DECTEXT = 14
 
 # encodings (cdcfast/formats/debezium.py)
 cdef enum:
@@ -1536,59 +1520,31 @@ cdef class Scanner:
     cdef int images_of(self, Out o, int64_t row) except -1:
         """before, after, changed, present of a data event's row."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t vb = self.hp[H_BEFORE], va = self.hp[H_AFTER], j, n = o.ncols
-        cdef bint has_b = False, has_a = False, up
+        cdef int64_t j, n = o.ncols
+        cdef bint has_b, has_a
+        cdef uint8_t* sent
         cdef uint8_t op = 0
         cdef int64_t v = self.hp[H_OP]
         cdef bint pre = self.pre_slot >= 0 and self.outs[self.pre_slot] is o
         if not pre:
             memset(o.sent_b, 0, n)
             memset(o.sent_a, 0, n)
-        if self.hn[H_BEFORE] > 1:
-            if pre and self.pre_b:
-                for j in range(n):
-                    if o.sent_b[j]:
-                        undo_value(<Column>o.before[j], row)
-                        o.sent_b[j] = 0
-            self.twice(o, row, H_BEFORE)
-        elif vb >= 0 and b[vb] == 123:
-            if not (pre and self.pre_b):
-                self.image(o, row, vb, 0, self.img_depth())
-            col_valid(o.before_v, row)
-            has_b = True
-        elif vb >= 0 and b[vb] != 110:
-            o.add_problem(row, self.fid(H_BEFORE), P_NOT_OBJECT, vb, vb, value_end(b, vb, self.dend))
-        if self.hn[H_AFTER] > 1:
-            if pre and self.pre_a:
-                for j in range(n):
-                    if o.sent_a[j]:
-                        undo_value(<Column>o.after[j], row)
-                        o.sent_a[j] = 0
-            self.twice(o, row, H_AFTER)
-        elif va >= 0 and b[va] == 123:
-            if not (pre and self.pre_a):
-                self.image(o, row, va, 1, self.img_depth())
-            col_valid(o.after_v, row)
-            has_a = True
-        elif va >= 0 and b[va] != 110:
-            o.add_problem(row, self.fid(H_AFTER), P_NOT_OBJECT, va, va, value_end(b, va, self.dend))
+        has_b = self.one_image(o, row, 0, pre and self.pre_b)
+        has_a = self.one_image(o, row, 1, pre and self.pre_a)
         # the op, as the header read it
         if self.hn[H_OP] == 1 and v >= 0 and b[v] == 34 and self.he[H_OP] == v + 3:
             op = b[v + 1]
-        if op == 100:                                       # d: present from before
-            if has_b:
-                col_valid(o.present_v, row)
-                for j in range(n):
-                    if o.sent_b[j]:
-                        bits_set((<Column>o.present[j]).data, row)
-                    col_valid(<Column>o.present[j], row)
-        elif op == 99 or op == 117 or op == 114:            # c, u, r: present from after
-            if has_a:
-                col_valid(o.present_v, row)
-                for j in range(n):
-                    if o.sent_a[j]:
-                        bits_set((<Column>o.present[j]).data, row)
-                    col_valid(<Column>o.present[j], row)
+        sent = NULL                     # present: what the after image sent (before: deletes)
+        if op == 100 and has_b:
+            sent = o.sent_b
+        elif (op == 99 or op == 117 or op == 114) and has_a:
+            sent = o.sent_a
+        if sent != NULL:
+            col_valid(o.present_v, row)
+            for j in range(n):
+                if sent[j]:
+                    bits_set((<Column>o.present[j]).data, row)
+                col_valid(<Column>o.present[j], row)
         if op == 99 or op == 114:
             col_valid(o.changed_v, row)
             for j in range(n):
@@ -1605,6 +1561,30 @@ cdef class Scanner:
                     bits_set((<Column>o.changed[j]).data, row)
                 col_valid(<Column>o.changed[j], row)
         return 0
+
+    cdef bint one_image(self, Out o, int64_t row, int which, bint read) except -1:
+        """The before (0) or after (1) image of a data event's row: read now unless the walk
+        did (`read`); its validity set. 1 when the row has that image."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t f = H_AFTER if which else H_BEFORE, v = self.hp[f], j
+        cdef uint8_t* sent = o.sent_a if which else o.sent_b
+        cdef list cols = o.after if which else o.before
+        if self.hn[f] > 1:
+            if read:                            # the first one was read: taken back
+                for j in range(o.ncols):
+                    if sent[j]:
+                        undo_value(<Column>cols[j], row)
+                        sent[j] = 0
+            self.twice(o, row, f)
+            return False
+        if v >= 0 and b[v] == 123:
+            if not read:
+                self.image(o, row, v, which, self.img_depth())
+            col_valid(o.after_v if which else o.before_v, row)
+            return True
+        if v >= 0 and b[v] != 110:
+            o.add_problem(row, self.fid(f), P_NOT_OBJECT, v, v, value_end(b, v, self.dend))
+        return False
 
     cdef int64_t image(self, Out o, int64_t row, int64_t v, int which, int depth) except -2:
         """The image object at v (nested `depth` deep) into the before (0) or after (1)

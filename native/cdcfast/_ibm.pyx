@@ -19,6 +19,7 @@ cimport cython
 
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_null, offsets_to,
                              bits_set, bits_get, var_commit)
+from cdcfast._kinds cimport *
 from cdcfast._values cimport (A, cdc_i128, parse_int, parse_decimal, parse_float, parse_date10,
                               parse_time, parse_timestamp, digits, days_from_civil, is_leap,
                               hexval, unhex, utf8_valid, utf8_copy, to_utf8, US_PER_SEC, US_PER_DAY)
@@ -29,23 +30,6 @@ import numpy as np
 
 from cdcfast._arrow import presize as _presize
 
-# value kinds (cdcfast.catalog)
-cdef enum:
-    K_BOOL = 0
-    K_INT8 = 1
-    K_INT16 = 2
-    K_INT32 = 3
-    K_INT64 = 4
-    K_DECIMAL = 5
-    K_FLOAT32 = 6
-    K_FLOAT64 = 7
-    K_STRING = 8
-    K_BINARY = 9
-    K_DATE32 = 10
-    K_TIME64 = 11
-    K_TIMESTAMP = 12
-    K_TIMESTAMP_TZ = 13
-    K_DECTEXT = 14
 
 # error codes (cdcfast.formats.ibm_delimited formats them)
 cdef enum:
