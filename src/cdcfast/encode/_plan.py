@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import decimal
 
+# the words and order states of generated text columns
+WORDS = ("Smith", "Doe", "Green", "order", "ACME Corp", "delivery", "back door", "fragile",
+         "call first", "Zurich", "Lyon", "N/A", "42", "x", "Main St.", "rush", "gift", "ok")
+STATUS = ("NEW", "OPEN", "PICKED", "SHIPPED", "CLOSED", "RETURNED", "HOLD")
+
 FRESH_ROWS = 5000        # up to this many rows every record is freshly random; beyond, the
 #                          first FRESH_ROWS rows are the pool whose transactions are re-sampled
 

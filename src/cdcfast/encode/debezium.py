@@ -29,7 +29,8 @@ import random
 import struct
 from json.encoder import encode_basestring as _jstr   # the C escaper, non-ASCII kept as is
 
-from ._plan import decimal_maker, double_maker, integer_maker, message_range, plan
+from ._plan import STATUS as _STATUS, WORDS as _WORDS, decimal_maker, double_maker, \
+    integer_maker, message_range, plan
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        ColumnType, Table, parse_type)
@@ -678,9 +679,6 @@ _COLUMNS = (
     ("CUSTOMER_ID", "INTEGER", True), ("REGION", "DECIMAL(5,0)", True),
     ("PRIORITY", "CHAR(1)", True), ("CODE", "VARCHAR(12)", True),
 )
-_WORDS = ("Smith", "Doe", "Green", "order", "ACME Corp", "delivery", "back door", "fragile",
-          "call first", "Zurich", "Lyon", "N/A", "42", "x", "Main St.", "rush", "gift", "ok")
-_STATUS = ("NEW", "OPEN", "PICKED", "SHIPPED", "CLOSED", "RETURNED", "HOLD")
 _INTL = ("é", "ü", "ß", "ñ", "中文", "€", "Ωμέγα", "жук", "日本")
 _NEEDS_ESCAPE = ('"', "\\", "\n", "\t", "\x01", "\x1f", "\r")
 _EMOJI = ("😀", "🚀", "🎉", "𝄞")

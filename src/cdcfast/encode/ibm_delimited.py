@@ -15,7 +15,8 @@ import random
 import struct
 from zoneinfo import ZoneInfo
 
-from ._plan import decimal_maker, double_maker, integer_maker, message_range, plan
+from ._plan import STATUS as _STATUS, WORDS as _WORDS, decimal_maker, double_maker, \
+    integer_maker, message_range, plan
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        Table, parse_type)
@@ -233,9 +234,6 @@ _COLUMNS = (
     ("PRIORITY", "CHAR(1)", True), ("BALANCE", "DECIMAL(31,8)", True),
     ("EVENT_TSZ", "TIMESTAMP WITH TIME ZONE", True), ("GIFT_WRAP", "BOOLEAN", True),
 )
-_WORDS = ("Smith", "Doe", "Green", "order", "ACME Corp", "delivery", "back door", "fragile",
-          "call first", "Zurich", "Lyon", "N/A", "42", "x", "Main St.", "rush", "gift", "ok")
-_STATUS = ("NEW", "OPEN", "PICKED", "SHIPPED", "CLOSED", "RETURNED", "HOLD")
 _INTL = "éüßñ中文€"       # kept only where the code page has them
 
 
