@@ -543,3 +543,25 @@ def test_message_keys_are_flagged_not_dropped(dec, name):
     assert r["_error"] == f"{prefix}source.table: missing (message 0, byte 0)"
     assert r["_corrupt_record"] == data.strip()
     assert d.last_stats["records"] == 1 and d.last_stats["errors"] == 1
+
+
+@pytest.mark.parametrize("envelope", [False, True])
+@pytest.mark.parametrize("total", [512, 513])
+def test_nesting_limit_counts_from_the_document(envelope, total):
+    """Nesting is counted from the document's root in both decoders (512 allowed), also for a
+    value deep inside a row image, which the native walk reads without the scanner."""
+    cat = {"tables": [{"schema": "S", "table": "T", "columns": [
+        {"name": "ID", "type": "INTEGER"}, {"name": "J", "type": "VARCHAR(9000)"}]}]}
+    k = total - (3 if envelope else 2)
+    p = ('{"before":null,"after":{"ID":1,"J":%s},"source":{"schema":"S","table":"T"},'
+         '"op":"c"}' % ("[" * k + "]" * k))
+    doc = '{"schema":null,"payload":%s}' % p if envelope else p
+    a = cdcfast.decode([doc], format="debezium", catalog=cat)
+    b = cdcfast.reference.decode([doc], format="debezium", catalog=cat)
+    assert a.equals(b)
+    err = a.column("_error").to_pylist()[0]
+    if total == 512:
+        assert err is None and a.column("after").to_pylist()[0]["J"].count("[") == k
+    else:
+        at = doc.index("[" * (k - (total - 512) + 1) + "]") + k - (total - 512)
+        assert err == f"invalid JSON: nesting deeper than 512 (message 0, byte {at})"
