@@ -565,3 +565,20 @@ def test_nesting_limit_counts_from_the_document(envelope, total):
     else:
         at = doc.index("[" * (k - (total - 512) + 1) + "]") + k - (total - 512)
         assert err == f"invalid JSON: nesting deeper than 512 (message 0, byte {at})"
+
+
+@pytest.mark.parametrize("dec", DECODERS)
+def test_requested_table_without_catalog_known_before_its_first_event(dec):
+    """decode(table=…) of a table the catalog lacks: an unattributable record before its first
+    change event already goes into its result, whose columns that event's embedded schema
+    gives (the native decoder finds it with a probe of the kernel, not with Python)."""
+    from cdcfast.encode import generate
+    data, _ = generate("debezium", 30, table_width=5, seed=3, tables=2, schemas=True)
+    docs = data.split(b"\n")
+    stream = b'{"op": "c", "after": {"ID": 1}}\n' + b"\n".join(docs)
+    t = dec.decode(stream, format="debezium", table="GEN.TABLE_2")
+    assert t.column("_error").to_pylist()[0] == "source.table: missing (message 0, byte 0)"
+    assert t.schema.field("after").type.num_fields == 5
+    assert t.num_rows == 1 + sum(b'"table":"TABLE_2"' in d and b'"op":' in d for d in docs)
+    with pytest.raises(ValueError, match="neither in the catalog nor in the input"):
+        dec.decode(stream, format="debezium", table="GEN.TABLE_9")

@@ -102,6 +102,11 @@ def test_decode_equals_python_with_kept_columns(spark, stream):
             if t is not None] == \
         [s for s, t in zip(want.column("seq").to_pylist(), want.column("txid").to_pylist())
          if t is not None]
+    # an event without a transaction block has its ordinal in its own input as seq: each
+    # message is an input in Spark (SPEC §6), so every such event is the first of its own
+    lone = [s for s, t in zip(got.column("seq").to_pylist(), got.column("txid").to_pylist())
+            if t is None]
+    assert lone and set(lone) == {0}
 
 
 def test_decode_tables_corrupt_message_and_failfast(spark, stream):

@@ -41,6 +41,10 @@ cdef class Column:
     cdef int reserve_data(self, int64_t nbytes) except -1
 
 
+cdef Column kind_column(int kind)
+# a value column for a catalog kind (cdcfast/_kinds.pxd): its layout and width
+
+
 cdef inline void col_null(Column c) noexcept nogil:
     """Append a null (its bit is already 0: buffers are zeroed as they grow)."""
     if c.layout == VAR:

@@ -18,6 +18,8 @@ from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 import pyarrow as pa
 
+from cdcfast._kinds cimport *
+
 cdef extern from "stdlib.h":
     int posix_memalign(void** memptr, size_t alignment, size_t size) nogil
 
@@ -154,6 +156,23 @@ cdef Block _block(int64_t n, Block old, int64_t used, bint zero):
     if zero:
         memset(b.p + used, 0, b.cap - used)
     return b
+
+
+cdef Column kind_column(int kind):
+    """An empty value column for a catalog kind (the same numbers as cdcfast.catalog)."""
+    if kind == K_BOOL:
+        return Column(BITS)
+    if kind == K_STRING or kind == K_BINARY or kind == K_DECTEXT:
+        return Column(VAR)
+    if kind == K_INT8:
+        return Column(FIXED, 1)
+    if kind == K_INT16:
+        return Column(FIXED, 2)
+    if kind == K_INT32 or kind == K_FLOAT32 or kind == K_DATE32:
+        return Column(FIXED, 4)
+    if kind == K_DECIMAL:
+        return Column(FIXED, 16)
+    return Column(FIXED, 8)
 
 
 cdef object _buffer(Block b, int64_t nbytes):

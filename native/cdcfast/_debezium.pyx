@@ -22,9 +22,11 @@ from libc.string cimport memcpy, memcmp, memset, memchr
 from libc.math cimport NAN, INFINITY, isinf
 
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_unset,
-                             bits_set, bits_get)
+                             bits_set, bits_get, kind_column)
 from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float, US_PER_DAY
+
+import numpy as np
 
 cdef extern from "cdcfast/_json.h":
     int json_document "cdc_json_document"(const uint8_t* buf, int64_t start, int64_t end,
@@ -281,8 +283,8 @@ cdef class Out:
         self.source_v = Column(VALIDITY)
         self.before, self.after, self.changed, self.present = [], [], [], []
         for j in range(n):
-            self.before.append(_value_column(self.kind[j]))
-            self.after.append(_value_column(self.kind[j]))
+            self.before.append(kind_column(self.kind[j]))
+            self.after.append(kind_column(self.kind[j]))
             self.changed.append(Column(BITS))
             self.present.append(Column(BITS))
         self.before_v = Column(VALIDITY)
@@ -407,10 +409,15 @@ cdef class Out:
         return [tuple(self.errs[k] for k in range(6)) + (self.rmsg[self.errs[0]],)]
 
     def rows_info(self):
-        """Per row: (message index, document start, document end) as lists."""
-        n = self.length
-        return ([self.rmsg[i] for i in range(n)], [self.rstart[i] for i in range(n)],
-                [self.rend[i] for i in range(n)])
+        """Per row: (message index, document start, document end) as int64 numpy arrays (one
+        copy each, no object per row)."""
+        cdef int64_t n = self.length * 8
+        if n == 0:
+            e = np.zeros(0, dtype=np.int64)
+            return e, e, e
+        return (np.frombuffer((<char*>self.rmsg)[:n], dtype=np.int64),
+                np.frombuffer((<char*>self.rstart)[:n], dtype=np.int64),
+                np.frombuffer((<char*>self.rend)[:n], dtype=np.int64))
 
     def sync_lengths(self):
         """Every column as long as the output (before they are finished)."""
@@ -424,20 +431,6 @@ cdef class Out:
         self.room = 0
 
 
-cdef Column _value_column(int32_t kind):
-    if kind == K_BOOL:
-        return Column(BITS)
-    if kind == K_INT8:
-        return Column(FIXED, 1)
-    if kind == K_INT16:
-        return Column(FIXED, 2)
-    if kind == K_INT32 or kind == K_DATE32 or kind == K_FLOAT32:
-        return Column(FIXED, 4)
-    if kind == K_DECIMAL:
-        return Column(FIXED, 16)
-    if kind == K_STRING or kind == K_BINARY or kind == K_DECTEXT:
-        return Column(VAR)
-    return Column(FIXED, 8)
 
 
 # -- writing one value --------------------------------------------------------------------
@@ -1755,23 +1748,16 @@ cdef class Scanner:
                 put_fixed(c, row, &d, 8)
             return 1
         if kind == K_DECIMAL:
-            if ch == 123:
-                if not self.vsd(v, e, &u, &uscale):
-                    return 0
-            elif quoted and en == EN_B64DEC:
-                if not self.b64_int(p, n, &u):
-                    return 0
-                uscale = o.escale[j]
-            elif quoted and en == EN_VSD:
+            r = self.unscaled(o, j, v, e, &u, &uscale)
+            if r == 0:
                 return 0
-            elif quoted or ch == 45 or (48 <= ch <= 57):
-                if (quoted and not cdc_jv_is_number(p, n)) \
+            if r == 2:                  # a JSON number, or decimal text in a string
+                if not (quoted or ch == 45 or (48 <= ch <= 57)) \
+                        or (quoted and not cdc_jv_is_number(p, n)) \
                         or not cdc_jv_decimal(p, n, o.prec[j], o.scl[j], &q):
                     return 0
                 put_fixed(c, row, &q, 16)
                 return 1
-            else:
-                return 0
             if not cdc_jv_rescale(u, uscale, o.scl[j], o.prec[j], &q):
                 return 0
             put_fixed(c, row, &q, 16)
@@ -1780,17 +1766,13 @@ cdef class Scanner:
             if ch == 45 or (48 <= ch <= 57):
                 put_bytes(c, row, p, n)
                 return 1
-            if ch == 123:
-                if not self.vsd(v, e, &u, &uscale):
-                    return 0
-            elif quoted and en == EN_B64DEC:
-                if not self.b64_int(p, n, &u):
-                    return 0
-                uscale = o.escale[j]
-            elif quoted and en != EN_VSD and cdc_jv_is_number(p, n):
-                put_bytes(c, row, p, n)
-                return 1
-            else:
+            r = self.unscaled(o, j, v, e, &u, &uscale)
+            if r == 0:
+                return 0
+            if r == 2:
+                if quoted and cdc_jv_is_number(p, n):
+                    put_bytes(c, row, p, n)
+                    return 1
                 return 0
             if uscale < -1000 or uscale > 1000:
                 return 0
@@ -1840,6 +1822,22 @@ cdef class Scanner:
             put_fixed(c, row, &us, 8)
             return 1
         return 0
+
+    cdef int unscaled(self, Out o, int64_t j, int64_t v, int64_t e, cdc_jv_i128* u,
+                      int64_t* scale) except -1:
+        """A decimal written as an unscaled integer: a VariableScaleDecimal object, or base64
+        where column j's encoding says so. 1 (u at scale), 0 when it is not a valid one, 2
+        when the value is not written that way (a number, or decimal text)."""
+        cdef const uint8_t* b = self.buf
+        cdef int32_t en = o.enc[j]
+        if b[v] == 123:
+            return self.vsd(v, e, u, scale)
+        if b[v] == 34 and en == EN_B64DEC:
+            scale[0] = o.escale[j]
+            return self.b64_int(b + v + 1, e - v - 2, u)
+        if b[v] == 34 and en == EN_VSD:
+            return 0                    # a VariableScaleDecimal is an object, not a text
+        return 2
 
     cdef int b64_int(self, const uint8_t* p, int64_t n, cdc_jv_i128* out) except -1:
         """Base64 of a big-endian two's complement integer (at most 128 bits): 1, else 0."""

@@ -18,7 +18,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 cimport cython
 
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_null, offsets_to,
-                             bits_set, bits_get, var_commit)
+                             bits_set, bits_get, var_commit, kind_column)
 from cdcfast._kinds cimport *
 from cdcfast._values cimport (A, cdc_i128, parse_int, parse_decimal, parse_float, parse_date10,
                               parse_time, parse_timestamp, digits, days_from_civil, is_leap,
@@ -533,20 +533,7 @@ cdef class TableOut:
         free(self.rowrec); free(self.rowf0)
 
     cdef Column _value_column(self, int64_t j):
-        cdef int64_t k = self.kind[j]
-        if k == K_BOOL:
-            return Column(BITS)
-        if k == K_STRING or k == K_BINARY or k == K_DECTEXT:
-            return Column(VAR)
-        if k == K_INT8:
-            return Column(FIXED, 1)
-        if k == K_INT16:
-            return Column(FIXED, 2)
-        if k == K_INT32 or k == K_FLOAT32 or k == K_DATE32:
-            return Column(FIXED, 4)
-        if k == K_DECIMAL:
-            return Column(FIXED, 16)
-        return Column(FIXED, 8)
+        return kind_column(<int>self.kind[j])
 
     @property
     def length(self):

@@ -73,3 +73,10 @@ def double_maker(rng):
     exact in HFP's 56-bit fraction too)."""
     return lambda: (round(rng.uniform(0, 1e5), 2) if rng.random() < 0.7
                     else rng.uniform(-1, 1) * 10.0 ** rng.randint(-20, 20))
+
+
+def nullable_maker(rng, make, nullable: bool, share: float):
+    """`make`, or None a `share` of the time when the column is nullable."""
+    if not nullable:
+        return make
+    return lambda: None if rng.random() < share else make()

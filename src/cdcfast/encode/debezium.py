@@ -30,7 +30,7 @@ import struct
 from json.encoder import encode_basestring as _jstr   # the C escaper, non-ASCII kept as is
 
 from ._plan import STATUS as _STATUS, WORDS as _WORDS, decimal_maker, double_maker, \
-    integer_maker, message_range, plan
+    integer_maker, message_range, nullable_maker, plan
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        ColumnType, Table, parse_type)
@@ -912,11 +912,7 @@ class _Generator:
 
     def _maker(self, col):
         """() -> a random value of the column's type: ~10% null when nullable."""
-        make = self._values(col)
-        if not col.nullable:
-            return make
-        r = self.rng
-        return lambda: None if r.random() < 0.1 else make()
+        return nullable_maker(self.rng, self._values(col), col.nullable, 0.1)
 
     def _values(self, col):
         """Random values, each one exactly what a decoder gives back (REAL values float32,

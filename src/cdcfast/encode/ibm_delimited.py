@@ -16,7 +16,7 @@ import struct
 from zoneinfo import ZoneInfo
 
 from ._plan import STATUS as _STATUS, WORDS as _WORDS, decimal_maker, double_maker, \
-    integer_maker, message_range, plan
+    integer_maker, message_range, nullable_maker, plan
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        Table, parse_type)
@@ -385,11 +385,7 @@ class _Generator:
 
     def _maker(self, col):
         """() -> a random value of the column's type: ~5% null when nullable."""
-        make = self._values(col.type)
-        if not col.nullable:
-            return make
-        r = self.rng
-        return lambda: None if r.random() < 0.05 else make()
+        return nullable_maker(self.rng, self._values(col.type), col.nullable, 0.05)
 
     def _values(self, ctype):
         r, kind, p = self.rng, ctype.kind, ctype.precision

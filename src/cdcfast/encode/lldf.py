@@ -28,7 +28,8 @@ from ..formats.lldf import (H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_TS, H_YN, 
                             OFF_CHANGE_TYPE, OFF_COMMIT_TS, OFF_COMMITLRSN, OFF_LENGTH,
                             OFF_LOGLRSN, OFF_NAME, OFF_NAMELEN, OFF_OWNER, OFF_OWNERLEN,
                             OFF_SEGLEN, OFF_TIMESTAMP, OFF_UORID, OPS, SOURCE, Lldf, layout)
-from ._plan import decimal_maker, double_maker, integer_maker, message_range, plan
+from ._plan import decimal_maker, double_maker, integer_maker, message_range, nullable_maker, \
+    plan
 from .ibm_delimited import (_COLUMNS, _INTL, _STATUS, _WORDS, _as_decimal, _aware,
                             _encodable, _text_encoder, _timestamp_text, _truncate_us)
 
@@ -701,11 +702,7 @@ class _Generator:
 
     def _maker(self, col):
         """() -> a random value of the column's type: ~5% null when nullable."""
-        make = self._values(col)
-        if not col.nullable:
-            return make
-        r = self.rng
-        return lambda: None if r.random() < 0.05 else make()
+        return nullable_maker(self.rng, self._values(col), col.nullable, 0.05)
 
     def _values(self, col):
         """Values as ibm-delimited's generator makes them, each one the format carries exactly

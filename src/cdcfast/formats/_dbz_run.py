@@ -110,31 +110,43 @@ class Run:
         if t is not None:
             lay = layouts[t.name] = self.fmt.catalog_layout(t)
             return lay
-        # the reference's rule, read with the reference: the first change event of the table
-        for i in range(self.part.count):
-            if self.part.valid is not None and not self.part.valid[i]:
+        # the first change event of the table in the part says (the reference's rule), found
+        # by a probe of the kernel that writes nothing and stops at each new table
+        probe = self.k.Scanner(self.part.data, self.part.offsets, self.part.valid, True)
+        schemas = []
+        while True:
+            r = probe.run()
+            if r == STOP_END:
+                return None
+            if r == STOP_PAUSE:
                 continue
-            for doc in ref.documents(self.part.message(i)):
-                ev = ref.classify(doc)
-                if ev.kind != "data":
-                    continue
-                k, _ = self.want.resolve(ev.name)
-                if k != key:
-                    continue
-                fields = image_fields(ev.schema)
+            if r == STOP_SCHEMA:
+                schemas.append(image_fields(ref.parse_json(probe.pending_schema)))
+                probe.add_schema(probe.pending_schema)
+                continue
+            assert r == STOP_TABLE, r                       # (no output: nothing else stops)
+            name = self.table_name(probe.pending_name)     # a change event's table
+            if self.want.resolve(name)[0] == key:
+                fields = schemas[probe.doc_sid] if probe.doc_sid >= 0 else None
                 if fields is None:
                     self.call.no_layout.add(key)
                     return None
                 lay = layouts[key] = self.fmt.schema_layout(key, fields)
                 return lay
-        return None
+            probe.add_table(probe.pending_name, -1)
 
     # -- what the kernel stops for ---------------------------------------------------------------
-    def new_table(self):
-        raw_schema, raw_table = self.sc.pending_name.split(b"\0", 1)
+    @staticmethod
+    def table_name(pending: bytes) -> str:
+        """The table a kernel's STOP_TABLE names (its raw JSON texts of source.schema and
+        source.table, checked), as the calls name tables."""
+        raw_schema, raw_table = pending.split(b"\0", 1)
         sch = json.loads(raw_schema) if raw_schema else None
         tab = json.loads(raw_table) if raw_table else None
-        name = full_name(sch or None, tab) if tab else ""
+        return full_name(sch or None, tab) if tab else ""
+
+    def new_table(self):
+        name = self.table_name(self.sc.pending_name)
         key, table = self.want.resolve(name)
         ident = table.name if table is not None else name
         cat = None
@@ -250,8 +262,8 @@ class Run:
 
     def flush(self, o: _Output):
         self.raise_pending()
-        batch = self.batch(o)
-        yield o.key, apply_mode(batch, self.mode, self.stats, None)
+        batch, first = self.batch(o)
+        yield o.key, apply_mode(batch, self.mode, self.stats, first)
 
     # -- batches ---------------------------------------------------------------------------------
     def message_of(self, msg: int) -> int:
@@ -293,7 +305,8 @@ class Run:
             return name, "missing"
         return name, REASONS[code].format(show_value(raw))
 
-    def batch(self, o: _Output) -> pa.RecordBatch:
+    def batch(self, o: _Output):
+        """(record batch, its first DecodeError or None) of an output's rows so far."""
         out = o.out
         n = out.length
         out.sync_lengths()
@@ -301,9 +314,11 @@ class Run:
         problems = out.problems()
         data = self.part.data
         rows, texts, crows, cvals = [], [], [], []
-        for p in problems:
+        first = None
+        for p in problems:                  # rows with a problem only
             row, code = p[0], p[2]
-            err = self.error(o, p + (msgs[row],))
+            err = self.error(o, p + (int(msgs[row]),))
+            first = first or err
             rows.append(row)
             texts.append(str(err))
             if code in CORRUPT:
@@ -339,8 +354,8 @@ class Run:
         batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
         if self.want.messages:
             batch = batch.append_column(pa.field(MESSAGE, pa.int64()),
-                                        pa.array([self.part.base + m for m in msgs], pa.int64()))
-        return batch
+                                        pa.array(msgs + self.part.base, pa.int64()))
+        return batch, first
 
 
 def native_batches(fmt, parts, want, images, batch_rows, mode, stats):
