@@ -245,6 +245,9 @@ cdef class Out:
     cdef readonly int64_t length
     cdef int64_t room               # rows every column has room for
     cdef list vars_                 # the VAR columns (a null row sets their offset)
+    cdef int32_t*** voffs           # … their offsets and data lengths, reached without
+    cdef int64_t** vdlen            # Python (the fields of objects that vars_ keeps alive)
+    cdef int64_t nvars
 
     def __cinit__(self, kinds, precs, scales, nullables, names, bint images):
         cdef int64_t j, n = len(kinds) if images else 0
@@ -299,6 +302,13 @@ cdef class Out:
                      self.before_v, self.after_v, self.changed_v, self.present_v] \
             + self.before + self.after + self.changed + self.present
         self.vars_ = [c for c in self.cols if c.layout == VAR]
+        self.nvars = len(self.vars_)
+        self.voffs = <int32_t***>_grow(NULL, (self.nvars + 1) * sizeof(void*))
+        self.vdlen = <int64_t**>_grow(NULL, (self.nvars + 1) * sizeof(void*))
+        cdef Column vc
+        for j, vc in enumerate(self.vars_):
+            self.voffs[j] = &vc.offs
+            self.vdlen[j] = &vc.dlen
         self.room = 0
         self.errs = NULL
         self.nerr = self.errcap = 0
@@ -317,6 +327,8 @@ cdef class Out:
         free(self.sent_b)
         free(self.sent_a)
         free(self.noff)
+        free(self.voffs)
+        free(self.vdlen)
         free(self.errs)
         free(self.rmsg)
         free(self.rstart)
@@ -798,8 +810,9 @@ cdef class Scanner:
     cdef void null_row(self, Out o, int64_t row) noexcept:
         """Every column of the row null (the bits are 0 already: buffers are zeroed)."""
         cdef Column c
-        for c in o.vars_:
-            c.offs[row + 1] = <int32_t>c.dlen
+        cdef int64_t k
+        for k in range(o.nvars):
+            o.voffs[k][0][row + 1] = <int32_t>o.vdlen[k][0]
 
     cdef void finish_row(self, Out o, int64_t row, int64_t start, int64_t end) noexcept:
         o.rmsg[row] = self.msg
