@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .. import envelope
 from ..errors import DecodeError, show_value
-from ..reference import debezium as ref
+from ..reference import _jsondoc as ref
 from ..sources import release
 from .base import (ALL, HEADERS, MESSAGE, apply_mode, binary_column, errors_column, full_name,
                    image_structs)

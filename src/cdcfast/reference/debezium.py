@@ -10,245 +10,24 @@ first byte of a document that is not well-formed.
 from __future__ import annotations
 
 import decimal
-import json
-import re
 import struct
 
 import pyarrow as pa
 
 from .. import envelope
-from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
-                       INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ)
+from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT32,
+                       STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ)
 from ..errors import DecodeError, show_value
 from ..formats.base import ALL, HEADERS, apply_mode, full_name, with_messages
 from ..formats.debezium import (B64DEC, MS, NS, SOURCE, US, VSD,
                                 image_fields)
 from . import _jsonscan
+from ._jsondoc import (_FLOAT_WORDS, _INT, _NUMBER, I64, INT_RANGE, US_PER_DAY, Bad, Doc,
+                       Num, Problem, _RawText, _Walker, documents, dups, integer, iso_us,
+                       number_parts, rescale, resolve, same, scaled_text, scan_reason)
 
-MAX_DEPTH = 512
-INT_RANGE = {INT8: (-2 ** 7, 2 ** 7 - 1), INT16: (-2 ** 15, 2 ** 15 - 1),
-             INT32: (-2 ** 31, 2 ** 31 - 1), INT64: (-2 ** 63, 2 ** 63 - 1)}
-I64 = INT_RANGE[INT64]
-US_PER_DAY = 86_400_000_000
 DATA_OPS = {"c", "u", "d", "r", "t"}
 CONTROL = {"begin", "commit", "ddl", "message"}
-SCAN_REASONS = {
-    _jsonscan.E_TRUNCATED: "truncated document", _jsonscan.E_UNEXPECTED: "unexpected {}",
-    _jsonscan.E_CONTROL: "control character in string", _jsonscan.E_ESCAPE: "invalid escape",
-    _jsonscan.E_UTF8: "invalid UTF-8", _jsonscan.E_NUMBER: "invalid number",
-    _jsonscan.E_DEPTH: f"nesting deeper than {MAX_DEPTH}",
-}
-
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_NUMBER = re.compile(r"(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?")
-_ISO = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
-                  r"(?:\.([0-9]+))?(Z|[+-][0-9]{2}:[0-9]{2})?")
-_FLOAT_WORDS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
-
-
-class Num(str):
-    """A JSON number, kept as the text it was sent as."""
-
-
-class Obj(dict):
-    """A JSON object with a key given twice: ``dups`` names such keys (the dict holds the
-    last value)."""
-    dups = frozenset()
-
-
-def _object(pairs):
-    d = dict(pairs)
-    if len(d) != len(pairs):
-        d = Obj(d)
-        seen = set()
-        d.dups = frozenset(k for k, _ in pairs if k in seen or seen.add(k))
-    return d
-
-
-def _reject(name):
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_float=Num, parse_int=Num, parse_constant=_reject,
-                            object_pairs_hook=_object)
-
-
-def parse_json(text: bytes):
-    """A well-formed JSON text as this decoder reads it (numbers as text, keys given twice
-    noted)."""
-    return _DECODER.decode(text.decode("utf-8"))
-
-
-def dups(obj) -> frozenset:
-    return obj.dups if isinstance(obj, Obj) else frozenset()
-
-
-# -- documents ----------------------------------------------------------------------------
-
-class Doc:
-    """One document of a message: its byte span and parsed value, or why it is corrupt."""
-    __slots__ = ("start", "end", "value", "code", "err_pos")
-
-    def __init__(self, start, end, value=None, code=0, err_pos=0):
-        self.start, self.end, self.value = start, end, value
-        self.code, self.err_pos = code, err_pos
-
-
-def _ws(data: bytes, pos: int, end: int) -> int:
-    while pos < end and data[pos] in b" \t\n\r":
-        pos += 1
-    return pos
-
-
-def pieces(data: bytes):
-    """(start, end) of the message's pieces: cut before every `{` that starts a line."""
-    start = 0
-    while True:
-        at = data.find(b"\n{", start)
-        if at < 0:
-            yield start, len(data)
-            return
-        yield start, at + 1
-        start = at + 1
-
-
-def documents(data: bytes):
-    """The documents of one message, in order (docs/debezium.md, "Inputs and framing")."""
-    for a, b in pieces(data):
-        pos = _ws(data, a, b)
-        if pos >= b:
-            continue
-        chunk = data[a:b]
-        try:
-            text = chunk.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        deep = chunk.count(b"{") + chunk.count(b"[") > MAX_DEPTH
-        while pos < b:
-            doc = _parse_one(data, text, a, pos, b, deep)
-            yield doc
-            if doc.code:
-                break                           # the rest of the piece is that record
-            pos = _ws(data, doc.end, b)
-
-
-def _parse_one(data, text, a, pos, b, deep) -> Doc:
-    if text is not None and not deep:
-        ci = pos - a if len(text) == b - a else len(data[a:pos].decode("utf-8"))
-        try:
-            value, ce = _DECODER.raw_decode(text, ci)
-        except (ValueError, RecursionError):
-            pass
-        else:
-            end = pos + (ce - ci if len(text) == b - a
-                         else len(text[ci:ce].encode("utf-8", "surrogatepass")))
-            return Doc(pos, end, value)
-    stop = len(data[:b].rstrip(b" \t\n\r"))     # a truncation is reported at the content's end
-    doc_end, code, err_pos = _jsonscan.document(data, pos, stop)
-    if code:
-        return Doc(pos, stop, None, code, err_pos)
-    return Doc(pos, doc_end, _DECODER.decode(data[pos:doc_end].decode("utf-8")))
-
-
-def scan_reason(code: int, data: bytes, pos: int) -> str:
-    reason = SCAN_REASONS.get(code, "not well-formed JSON")
-    if code == _jsonscan.E_UNEXPECTED:
-        reason = reason.format(show_value(data[pos:pos + 1], "latin-1"))
-    return reason
-
-
-# -- positions (error paths only) -----------------------------------------------------------
-
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_SCALAR = re.compile(rb'[^ \t\n\r,}\]]+')
-_STRUCTURE = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.S)
-
-
-class _Walker:
-    """Finds the byte span of a value in a well-formed document, by key path (the document
-    ends at `end`; the buffer is not copied)."""
-
-    def __init__(self, data: bytes, end: int):
-        self.data = data
-        self.end = end
-
-    def value_end(self, i: int) -> int:
-        c = self.data[i:i + 1]
-        if c == b'"':
-            return _STRING.match(self.data, i).end()
-        if c in (b"{", b"["):
-            depth = 0
-            for m in _STRUCTURE.finditer(self.data, i):
-                t = m.group()
-                if t in (b"{", b"["):
-                    depth += 1
-                elif t in (b"}", b"]"):
-                    depth -= 1
-                    if depth == 0:
-                        return m.end()
-            return self.end
-        return _SCALAR.match(self.data, i).end()
-
-    def members(self, i: int):
-        """(key, key position, value start, value end) of the object at i."""
-        d, n = self.data, self.end
-        i = _ws(d, i + 1, n)
-        while i < n and d[i:i + 1] == b'"':
-            m = _STRING.match(d, i)
-            raw = m.group()
-            key = raw[1:-1].decode("utf-8") if b"\\" not in raw \
-                else json.loads(raw.decode("utf-8"))
-            j = _ws(d, m.end(), n) + 1          # past ':'
-            j = _ws(d, j, n)
-            e = self.value_end(j)
-            yield key, i, j, e
-            i = _ws(d, e, n)
-            if d[i:i + 1] != b",":
-                return
-            i = _ws(d, i + 1, n)
-
-    def span(self, start: int, path, nth: int = 1, at_key: bool = False):
-        """(start, end) of the value at `path` (its `nth` occurrence of the last key; the key
-        itself with at_key) in the document at `start`; None when absent."""
-        i = _ws(self.data, start, self.end)
-        for depth, key in enumerate(path):
-            last = depth == len(path) - 1
-            count = 0
-            for k, kpos, vs, ve in self.members(i):
-                if k == key:
-                    count += 1
-                    if not last or count == nth:
-                        if last:
-                            return (kpos, vs) if at_key else (vs, ve)
-                        i = vs
-                        break
-            else:
-                return None
-        return None
-
-
-class Problem:
-    """An error waiting for its position: the field it names, the key path of the value, a
-    reason (a function of the value's JSON text), and which occurrence."""
-    __slots__ = ("field", "path", "reason", "nth", "at_key")
-
-    def __init__(self, field, path, reason, nth=1, at_key=False):
-        self.field, self.path, self.reason, self.nth, self.at_key = \
-            field, path, reason, nth, at_key
-
-
-def resolve(problems, data: bytes, doc: Doc):
-    """(byte, field, reason) of the first problem in document order."""
-    walker = _Walker(data, doc.end)
-    found = []
-    for p in problems:
-        sp = walker.span(doc.start, p.path, p.nth, p.at_key) if p.path else None
-        pos, raw = (sp[0], data[sp[0]:sp[1]]) if sp else (doc.start, b"")
-        reason = p.reason(raw) if callable(p.reason) else p.reason
-        found.append((pos, p.field, reason))
-    return min(found, key=lambda f: f[0])
-
-
 # -- values -------------------------------------------------------------------------------
 
 def b64(text: str):
@@ -260,48 +39,6 @@ def b64(text: str):
     except UnicodeEncodeError:
         return None
     return _jsonscan.base64_decode(raw)
-
-
-def number_parts(text: str):
-    """(digits as int, exponent) of a JSON number's text: value = D × 10^e; or None."""
-    m = _NUMBER.fullmatch(text)
-    if not m:
-        return None
-    sign, ip, fp, ex = m.groups()
-    fp = fp or ""
-    d = int(ip + fp)
-    e = (int(ex) if ex else 0) - len(fp)
-    return (-d if sign else d), e
-
-
-def rescale(d: int, e: int, scale: int, precision: int):
-    """The unscaled integer at `scale` of D × 10^e, or None when digits would be lost or the
-    precision exceeded."""
-    if d == 0:
-        return 0
-    k = e + scale
-    if k >= 0:
-        if k > 38:
-            return None
-        u = d * 10 ** k
-    else:
-        if -k > len(str(abs(d))):
-            return None
-        q, r = divmod(abs(d), 10 ** -k)
-        if r:
-            return None
-        u = q if d > 0 else -q
-    return u if abs(u) < 10 ** precision else None
-
-
-def scaled_text(u: int, scale: int):
-    """Plain decimal text of u × 10^-scale with exactly `scale` fraction digits."""
-    if not -1000 <= scale <= 1000:
-        return None
-    if scale <= 0:
-        return str(u * 10 ** -scale)
-    digits = str(abs(u)).rjust(scale + 1, "0")
-    return ("-" if u < 0 else "") + digits[:-scale] + "." + digits[-scale:]
 
 
 def unscaled_of(v, enc: int, scale: int):
@@ -324,61 +61,12 @@ def unscaled_of(v, enc: int, scale: int):
     return u, scale
 
 
-def integer(v, lo, hi):
-    if isinstance(v, str) and _INT.fullmatch(v):
-        x = int(v)
-        if lo <= x <= hi:
-            return x
-    return None
-
-
-def iso_us(text: str, zoned: bool):
-    """Microseconds since the epoch of an ISO-8601 timestamp (UTC without a zone)."""
-    m = _ISO.fullmatch(text)
-    if not m:
-        return None
-    y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
-    frac, zone = m.group(7), m.group(8)
-    if not (1 <= mo <= 12 and 1 <= d <= _dim(y, mo) and h < 24 and mi < 60 and s < 60):
-        return None
-    days = _days(y, mo, d)
-    us = ((days * 24 + h) * 60 + mi) * 60_000_000 + s * 1_000_000
-    if frac:
-        us += int((frac + "00000")[:6])
-    if zone and zone != "Z":
-        zh, zm = int(zone[1:3]), int(zone[4:6])
-        if zh > 23 or zm > 59:
-            return None
-        off = (zh * 60 + zm) * 60_000_000
-        us -= off if zone[0] == "+" else -off
-    return us
-
-
-def _dim(y, m):
-    if m == 2:
-        return 29 if y % 4 == 0 and (y % 100 != 0 or y % 400 == 0) else 28
-    return 30 if m in (4, 6, 9, 11) else 31
-
-
-def _days(y, m, d):
-    y -= m <= 2
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
 def to_us(x: int, unit: int):
     us = x * 1000 if unit == MS else x // 1000 if unit == NS else x
     return us if I64[0] <= us <= I64[1] else None
 
 
 _AS_SENT = object()     # convert(): "the value's JSON text, cut from the document"
-
-
-class Bad(Exception):
-    """A value that cannot be converted; its reason is the text after the quoted value."""
 
 
 def convert(col, enc: int, scale: int, v):
@@ -481,17 +169,6 @@ def convert(col, enc: int, scale: int, v):
     raise Bad
 
 
-def same(a, b, kind) -> bool:
-    """Null-safe equality of two converted values (floats by their bits)."""
-    if a is None or b is None:
-        return a is None and b is None
-    if kind == FLOAT64:
-        return struct.pack("<d", a) == struct.pack("<d", b)
-    if kind == FLOAT32:
-        return struct.pack("<f", a) == struct.pack("<f", b)
-    return a == b
-
-
 # -- header fields --------------------------------------------------------------------------
 
 def lsn_bytes(text: str):
@@ -563,15 +240,6 @@ class Header:
     def fail(self, path, reason):
         self.problems.append(Problem(self.name(path), self.prefix + tuple(path),
                                      lambda raw, r=reason: f"{show_value(raw)} {r}"))
-
-
-class _RawText:
-    """A header text field whose value is an object or array: its JSON text as sent, cut
-    from the document once the row is done."""
-    __slots__ = ("path",)
-
-    def __init__(self, path):
-        self.path = path
 
 
 # -- outputs ------------------------------------------------------------------------------
