@@ -18,7 +18,8 @@ def ext(name):
 
 setup(
     ext_modules=cythonize(
-        [ext("_arrow"), ext("_debezium"), ext("_ibm"), ext("_json"), ext("_lldf")],
+        [ext(name) for name in ("_arrow", "_debezium", "_ibm", "_json", "_lldf", "_masks",
+                                "_olr", "_qlik", "_rows", "_walk")],
         include_path=["native"],
         compiler_directives={"language_level": 3},
     ),

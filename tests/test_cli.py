@@ -61,7 +61,7 @@ def test_demo_on_local_spark(spark, capsys):
     text = capsys.readouterr().out
     assert "native kernels: True" in text and "in this process: 2,000 events" in text
     assert len(re.findall(r"on Spark \(the cdcfast data source, 4 files\): 2,000 events",
-                          text)) == 3                   # ibm-delimited, lldf, debezium
+                          text)) == 4          # ibm-delimited, lldf, debezium, olr
     assert "== debezium: generated 2,000" in text
     assert text.count("'ORDER_ID': 1,") >= 3           # the first event of each file shown
     assert spark.range(3).count() == 3                  # the caller's session still runs
@@ -303,3 +303,35 @@ def test_bench_debezium_prints_every_contender(tmp_path, capsys):
     assert set(res["tools"]) == set(names)
     assert all(r["mb_s"] > 0 and r["rows_s"] > 0 for r in res["tools"].values())
     assert {"DECIMAL(11,2)", "DATE", "TIMESTAMP"} <= set(res["columns"])
+
+
+# -- olr ---------------------------------------------------------------------------------------
+def test_olr_generate_inspect_decode(tmp_path, capsys):
+    import collections
+
+    import pyarrow.parquet as pq
+    out = tmp_path / "olr.json"
+    assert cli.main(["generate", "--format", "olr", "--rows", "300", "--table-width", "8",
+                     "--option", "checkpoints=true", "-o", str(out)]) == 0
+    path, cat_path = str(out), str(out) + ".catalog.json"
+    assert "wrote 300 records" in capsys.readouterr().out
+    evs, cat = cdcfast.encode.events("olr", 300, table_width=8, checkpoints=True)
+    ops = collections.Counter(e["op"] for e in evs)
+    assert ops["c"] + ops["u"] + ops["d"] == 300 and ops["begin"] == ops["commit"] > 0
+    assert cli.main(["inspect", path, "--format", "olr"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"{len(evs):,} records in 1 input(s), format olr\n")
+    line = next(ln for ln in text.splitlines() if ln.startswith("OLR_TEST.TABLE_1 "))
+    assert line.split() == ["OLR_TEST.TABLE_1", "300", f"{ops['c']:,}", "/", f"{ops['u']:,}",
+                            "/", f"{ops['d']:,}", "/", "0", "0"]
+    assert f"begin {ops['begin']:,}, commit {ops['commit']:,}, " \
+           f"checkpoint {ops['checkpoint']:,}\n" in text and "errors: 0\n" in text
+    want = cdcfast.decode(path, format="olr", catalog=cat)
+    assert want.column("after").to_pylist() == [e["after"] for e in evs
+                                                 if e["op"] in ("c", "u", "d")]
+    assert cli.main(["decode", path, "--format", "olr", "--catalog", cat_path,
+                     "--table", "OLR_TEST.TABLE_1", "--option", "epoch_unit=s",
+                     "-o", str(tmp_path / "one.parquet")]) == 0
+    got = pq.read_table(tmp_path / "one.parquet")
+    assert got.equals(want)
+    assert str(got.schema.field("after").type.field("ORDER_DATE").type) == "timestamp[us]"

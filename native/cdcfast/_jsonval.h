@@ -93,12 +93,28 @@ static inline int cdc_jv_is_number(const uint8_t* p, int64_t n)
 static inline int cdc_jv_rescale(cdc_jv_i128 u, int64_t from, int64_t to, int prec,
                                  cdc_jv_i128* out)
 {
+    static const uint64_t P10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL,
+        1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+        100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+        1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+        1000000000000000000ULL, 10000000000000000000ULL};
     const int64_t k = to - from;
-    const cdc_jv_i128 lim = cdc_jv_pow10(prec);
     if (u == 0) {
         *out = 0;
         return 1;
     }
+    /* the common case in 64 bits: a value of up to 19 digits scaled up by up to 19 */
+    if (k >= 0 && k <= 19 && u > -(cdc_jv_i128)UINT64_MAX && u < (cdc_jv_i128)UINT64_MAX) {
+        const uint64_t a = (uint64_t)(u < 0 ? -u : u);
+        if (a <= UINT64_MAX / P10[k]) {
+            const uint64_t r = a * P10[k];
+            if (prec <= 19 && r >= P10[prec])
+                return 0;
+            *out = u < 0 ? -(cdc_jv_i128)r : (cdc_jv_i128)r;
+            return 1;
+        }
+    }
+    const cdc_jv_i128 lim = cdc_jv_pow10(prec);
     if (k > 0) {
         if (k > 38)
             return 0;

@@ -67,7 +67,7 @@ class Decoder:
                 seen.setdefault(key, []).append(batch)
         finally:
             self.last_stats = stats
-        return {k: self._fmt.finish_table(pa.Table.from_batches(v)) for k, v in seen.items()}
+        return {k: self._fmt.finish_table(self._fmt.table_of(v)) for k, v in seen.items()}
 
     def decode(self, source, table: str | None = None) -> pa.Table:
         """Change events of one table (``"OWNER.TABLE"``) as a pyarrow.Table."""

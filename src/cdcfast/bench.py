@@ -80,23 +80,46 @@ def struct_decode(case: Case):
     return lambda: fn(case.data)
 
 
+def _json_schema(case: Case) -> pa.Schema:
+    """The explicit schema of a JSON format's messages, as its bench module writes it
+    (cdcfast/bench_debezium.py, bench_olr.py): the values' JSON types, nothing converted."""
+    import importlib
+    return importlib.import_module(f".bench_{case.format}", __package__).schema(case)
+
+
 def pyarrow_json(case: Case):
-    """debezium's general-purpose contender: pyarrow.json.read_json, one thread, explicit
-    schema of the payload's JSON types (cdcfast/bench_debezium.py)."""
-    from .bench_debezium import pyarrow_json as fn
-    return fn(case)
+    """The JSON formats' general-purpose contender: pyarrow.json.read_json, one thread,
+    explicit schema of the messages' JSON types."""
+    import io
+    import pyarrow.json as pj
+    ro = pj.ReadOptions(use_threads=False)
+    po = pj.ParseOptions(explicit_schema=_json_schema(case), unexpected_field_behavior="ignore")
+    data = case.data
+    return lambda: pj.read_json(io.BytesIO(data), read_options=ro, parse_options=po)
+
+
+def _per_line(loads, case: Case):
+    schema = _json_schema(case)
+    data = case.data
+
+    def run():
+        return pa.Table.from_pylist([loads(line) for line in data.splitlines() if line.strip()],
+                                    schema=schema)
+    return run
 
 
 def json_loads(case: Case):
-    """debezium's slow path users run today: json.loads per line + Table.from_pylist."""
-    from .bench_debezium import json_loads as fn
-    return fn(case)
+    """The slow path users run today: json.loads per line + Table.from_pylist (same schema)."""
+    return _per_line(json.loads, case)
 
 
 def msgspec_loads(case: Case):
     """The same with msgspec's decoder, or None when msgspec is not installed."""
-    from .bench_debezium import msgspec_loads as fn
-    return fn(case)
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    return _per_line(msgspec.json.decode, case)
 
 
 def reference_decode(case: Case):
@@ -245,13 +268,14 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
     if format == "ibm-delimited":
         tools["pyarrow.csv strings"] = pyarrow_csv(case, typed=False)
         tools["pyarrow.csv typed"] = pyarrow_csv(case, typed=True)
-    if format in ("lldf", "debezium"):
+    if format in ("lldf", "debezium", "olr", "qlik"):
         tools["headers()"] = cdcfast_headers(case)
     if format == "lldf":
         tools["plain struct decoder"] = struct_decode(case)
     slow = {}       # contenders too slow for the whole input: on the reference's share
     if format == "debezium":
         results["data"] = _debezium_data(case)
+    if format in ("debezium", "olr", "qlik"):
         tools["pyarrow.json"] = pyarrow_json(case)
         slow["json.loads + from_pylist"] = json_loads(small)
         fn = msgspec_loads(small)
@@ -279,7 +303,7 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
         results["peak_memory"] = {"rss_growth_mb": grew / 1e6, "input_mb": inb / 1e6,
                                   "output_mb": outb / 1e6,
                                   "budget_mb": (inb + 2 * outb) / 1e6}
-        if format in ("lldf", "debezium"):
+        if format in ("lldf", "debezium", "olr", "qlik"):
             estimate = 2e3 / mine           # seconds for 2 GB at the speed just measured
             if estimate > BATCHES_MAX_S:
                 results["read_batches_memory"] = {"skipped": (

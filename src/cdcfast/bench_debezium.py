@@ -19,8 +19,6 @@ bench generates.
 """
 from __future__ import annotations
 
-import io
-
 import pyarrow as pa
 
 from .catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
@@ -67,36 +65,6 @@ def payload_schema(table, decimal_handling: str = "precise") -> pa.Schema:
     ])
 
 
-def pyarrow_json(case):
-    """pyarrow.json.read_json over the case's bytes, one thread, explicit schema."""
-    import pyarrow.json as pj
-    schema = payload_schema(case.catalog.get(case.table))
-    ro = pj.ReadOptions(use_threads=False)
-    po = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    data = case.data
-    return lambda: pj.read_json(io.BytesIO(data), read_options=ro, parse_options=po)
-
-
-def _per_line(loads, case):
-    schema = payload_schema(case.catalog.get(case.table))
-    data = case.data
-
-    def run():
-        return pa.Table.from_pylist([loads(line) for line in data.splitlines() if line.strip()],
-                                    schema=schema)
-    return run
-
-
-def json_loads(case):
-    """json.loads per line, then pyarrow.Table.from_pylist with the same explicit schema."""
-    import json
-    return _per_line(json.loads, case)
-
-
-def msgspec_loads(case):
-    """msgspec.json.decode per line, then from_pylist; None when msgspec is not installed."""
-    try:
-        import msgspec
-    except ImportError:
-        return None
-    return _per_line(msgspec.json.decode, case)
+def schema(case) -> pa.Schema:
+    """The explicit schema the contenders read the case with (cdcfast/bench.py)."""
+    return payload_schema(case.catalog.get(case.table))

@@ -310,6 +310,92 @@ class Catalog:
         return cls(list(tables.values()))
 
     @classmethod
+    def from_olr(cls, messages) -> "Catalog":
+        """Build tables from the ``schema.columns`` that OpenLogReplicator sends with its data
+        elements (SPEC §5.4; the writer's ``schema`` option "full").
+
+        ``messages``: an iterable of messages, each ``bytes``, ``str`` (one JSON document) or an
+        already-parsed ``dict``; or a single ``bytes``/``str`` holding a stream of JSON
+        documents separated by whitespace (NDJSON); or a single ``dict``. ``None``, empty
+        messages and documents without a ``payload`` array are skipped. Malformed JSON is a
+        ``ValueError`` naming the message.
+
+        Every ``payload`` element whose ``schema`` names a table and carries ``columns``
+        defines that table, named as the decoder names it: ``owner`` + ``table``, the bare
+        ``table`` without an owner (schemaless mode, ``OBJ_<n>``). A later definition of a
+        table replaces the earlier one (the catalog is the latest state; the table keeps its
+        place). Columns in the order sent, a name given twice taken once (the first, as the
+        decoder does); ``nullable`` false → NOT NULL; no key (the writer sends none). Types are
+        the ones the decoder gives a table from its ``schema.columns`` (docs/olr.md), written
+        as catalog type names so the result round-trips through ``to_dict()``/``from_dict()``:
+        ``number`` → NUMBER(precision,scale), or NUMBER (the exact text) without a precision
+        or beyond decimal128; ``integer`` → NUMBER(38,0); ``varchar2``, ``nvarchar2``,
+        ``char``, ``nchar``, ``raw`` → the same with their ``length``; ``clob``, ``nclob``,
+        ``blob``, ``date``, ``timestamp``, ``timestamp with time zone``, ``binary_float``,
+        ``binary_double``, ``float``, ``boolean`` as such; every other type → VARCHAR2 (the
+        value's text). ``columns`` that is not a list of objects with a text ``name`` is a
+        ``ValueError`` naming the message and the table.
+        """
+        from .formats.olr import type_name       # late: cdcfast.formats imports this module
+        tables: dict[str, Table] = {}
+        for where, j, owner, tname, columns in _olr_definitions(messages):
+            name = f"{owner}.{tname}" if owner else tname
+            if not isinstance(columns, list) or not all(
+                    isinstance(c, dict) and isinstance(c.get("name"), str) for c in columns):
+                raise ValueError(f"{where}, payload[{j}]: table {name}: 'columns' is not a "
+                                 "list of objects with a name")
+            cols, seen = [], set()
+            for c in columns:
+                if c["name"] not in seen:
+                    seen.add(c["name"])
+                    cols.append(Column(c["name"], parse_type(type_name(c)),
+                                       c.get("nullable") is not False))
+            tables[name] = Table(owner, tname, tuple(cols))
+        return cls(list(tables.values()))
+
+    @classmethod
+    def from_qlik(cls, messages) -> "Catalog":
+        """Build tables from Qlik Replicate metadata messages (SPEC §5.5).
+
+        ``messages``: an iterable of messages, each ``bytes``, ``str`` (one JSON document) or an
+        already-parsed ``dict``; or a single ``bytes``/``str`` holding a stream of JSON
+        documents separated by whitespace; or a single ``dict``. A message is the Kafka
+        envelope (an object with a ``message`` key, the metadata in ``message``) or the Pub/Sub
+        form (the metadata at the top). It is a metadata message when its ``type`` is ``"MD"``
+        or it has a ``tableStructure``; ``None``, empty messages and data messages are skipped.
+        Malformed JSON is a ``ValueError`` naming the message, and so is a metadata message
+        without ``lineage.table`` or whose ``tableStructure.tableColumns`` is not an object of
+        objects (the field is named as in the document).
+
+        The table is ``lineage.schema`` + ``lineage.table`` (no or an empty schema: the bare
+        name); a later metadata message of the same table (a new ``tableVersion``) replaces the
+        earlier definition, so the catalog is the latest state. A metadata message without
+        ``tableStructure`` describes no columns and is skipped. Columns are ordered by
+        ``ordinal`` when every column has an integer one (a stable sort), else kept in the
+        order sent; all are nullable (the message does not say). Key: the columns with
+        ``primaryKeyPosition`` > 0, in that order. Types, written as catalog type names so the
+        result round-trips through ``to_dict()``/``from_dict()``: INT1 → TINYINT; INT2, UINT1
+        → SMALLINT; INT4, UINT2 → INTEGER; INT8, UINT4 → BIGINT; UINT8 → DECIMAL(20,0);
+        REAL4 → REAL; REAL8 → DOUBLE; NUMERIC → DECIMAL(precision,scale) (DECFLOAT, the exact
+        text, when the precision is missing or outside 1..38 or the scale outside
+        0..precision); STRING → VARCHAR(length); WSTRING → NVARCHAR2(length) (no length: the
+        bare name); CLOB, NCLOB, BLOB as such; BYTES → VARBINARY(length); DATE → DATE; TIME →
+        TIME(scale); DATETIME → TIMESTAMP(scale) (scale 0..12, else TIME / TIMESTAMP(6));
+        BOOLEAN → BOOLEAN; any other type name (case-insensitive) → VARCHAR (the value's text).
+        """
+        tables: dict[str, Table] = {}   # by Table.name, in order of first definition
+        for where, body, prefix in _qlik_bodies(messages):
+            try:
+                meta = qlik_metadata(body)
+            except QlikBadMetadata as e:
+                path = ".".join(prefix + e.path)
+                shown = "missing" if e.value is None else f"{e.value!r} {e.reason}"
+                raise ValueError(f"{where}: {path}: {shown}") from None
+            if meta.definition is not None:
+                tables[meta.definition.name] = meta.definition
+        return cls(list(tables.values()))
+
+    @classmethod
     def load(cls, path) -> "Catalog":
         with open(os.fspath(path), encoding="utf-8") as f:
             return cls.from_dict(json.load(f))
@@ -406,13 +492,7 @@ def _debezium_type_name(column: dict) -> str:
 def _debezium_payloads(messages):
     """Yield (where, payload dict, envelope schema or None) for each message that is an
     object."""
-    if isinstance(messages, (bytes, bytearray, memoryview, str)):
-        docs = _json_stream(messages)
-    elif isinstance(messages, dict):
-        docs = [("message #0", messages)]
-    else:
-        docs = _json_items(messages)
-    for where, doc in docs:
+    for where, doc in _json_documents(messages):
         schema = None
         if isinstance(doc, dict) and "payload" in doc:
             schema = doc.get("schema")        # the envelope form (schemas.enable=true)
@@ -468,6 +548,16 @@ def _debezium_embedded_table(payload: dict, schema) -> Table | None:
         cols.append(Column(fs["field"], parse_type(_connect_type_name(fs)),
                            fs.get("optional", True) is not False))
     return Table(sname, tname, tuple(cols))
+
+
+def _json_documents(messages):
+    """(where, parsed document) of messages given as a stream (bytes/str), one dict, or an
+    iterable of messages."""
+    if isinstance(messages, (bytes, bytearray, memoryview, str)):
+        return _json_stream(messages)
+    if isinstance(messages, dict):
+        return [("message #0", messages)]
+    return _json_items(messages)
 
 
 def _json_items(messages):
@@ -592,3 +682,140 @@ def _debezium_table(schema, tname, tdef, at) -> Table:
         if isinstance(k, str) and k in seen and k not in key:
             key.append(k)
     return Table(schema, tname, tuple(cols), tuple(key))
+
+
+# -- Qlik Replicate metadata messages (SPEC §5.5) -------------------------------------------
+# Replicate data type → catalog type name; sized ones take the column's `length`.
+_QLIK_PLAIN = {
+    "INT1": "TINYINT", "INT2": "SMALLINT", "UINT1": "SMALLINT", "INT4": "INTEGER",
+    "UINT2": "INTEGER", "INT8": "BIGINT", "UINT4": "BIGINT", "UINT8": "DECIMAL(20,0)",
+    "REAL4": "REAL", "REAL8": "DOUBLE", "CLOB": "CLOB", "NCLOB": "NCLOB", "BLOB": "BLOB",
+    "DATE": "DATE", "BOOLEAN": "BOOLEAN",
+}
+_QLIK_SIZED = {"STRING": "VARCHAR", "WSTRING": "NVARCHAR2", "BYTES": "VARBINARY"}
+_QLIK_FRACTION = {"TIME": "TIME", "DATETIME": "TIMESTAMP"}
+
+
+class QlikBadMetadata(ValueError):
+    """A metadata message that cannot be read: the field's key path under the message body,
+    and what is wrong with its value (`value` None: the field is missing or null)."""
+
+    def __init__(self, path: tuple, reason: str, value=None):
+        super().__init__(f"{'.'.join(path)}: {reason}")
+        self.path, self.reason, self.value = path, reason, value
+
+
+@dataclass(frozen=True)
+class QlikMetadata:
+    """What one metadata message says: its schemaId (None when it has none), the table it
+    describes, and that table's definition (None without a tableStructure)."""
+    schema_id: str | None
+    schema: str | None
+    table: str
+    definition: Table | None
+
+
+def qlik_metadata(body: dict) -> QlikMetadata:
+    """Read one metadata message body (the Kafka envelope's ``message``, or the Pub/Sub
+    document itself); raises QlikBadMetadata. Shared by Catalog.from_qlik and the decoders,
+    so that a metadata message met in a data stream types its table as the catalog would."""
+    lineage = body.get("lineage")
+    if not isinstance(lineage, dict):
+        raise QlikBadMetadata(("lineage",), "is not an object", lineage)
+    table = lineage.get("table")
+    if type(table) is not str or not table:         # a JSON string (not a number's text)
+        raise QlikBadMetadata(("lineage", "table"), "is not a table name", table or None)
+    schema = lineage.get("schema")
+    schema = schema if type(schema) is str and schema else None
+    sid = body.get("schemaId")
+    if sid is not None:
+        if isinstance(sid, bool) or not isinstance(sid, (str, int)):
+            raise QlikBadMetadata(("schemaId",), "is not a string", sid)
+        sid = str(sid)
+    structure = body.get("tableStructure")
+    if structure is None:
+        return QlikMetadata(sid, schema, table, None)
+    if not isinstance(structure, dict):
+        raise QlikBadMetadata(("tableStructure",), "is not an object", structure)
+    columns = structure.get("tableColumns")
+    if not isinstance(columns, dict):
+        raise QlikBadMetadata(("tableStructure", "tableColumns"), "is not an object", columns)
+    return QlikMetadata(sid, schema, table, _qlik_table(schema, table, columns))
+
+
+def _qlik_table(schema, table, columns: dict) -> Table:
+    items = list(columns.items())
+    for name, cd in items:
+        if not isinstance(cd, dict):
+            raise QlikBadMetadata(("tableStructure", "tableColumns", name), "is not an object",
+                                  cd)
+        if not name:
+            raise QlikBadMetadata(("tableStructure", "tableColumns"),
+                                  "has a column without a name", columns)
+    ordinals = [_int_or_none(cd.get("ordinal")) for _, cd in items]
+    if all(o is not None for o in ordinals):
+        order = sorted(range(len(items)), key=ordinals.__getitem__)   # stable: ties as sent
+        items = [items[i] for i in order]
+    cols = tuple(Column(name, parse_type(_qlik_type_name(cd))) for name, cd in items)
+    keyed = [(p, name) for name, cd in items
+             if (p := _int_or_none(cd.get("primaryKeyPosition"))) is not None and p > 0]
+    key = tuple(name for _, name in sorted(keyed, key=lambda pk: pk[0]))
+    return Table(schema, table, cols, key)
+
+
+def _qlik_type_name(column: dict) -> str:
+    """The catalog type name of one ``tableColumns`` entry (Catalog.from_qlik)."""
+    t = column.get("type")
+    t = t.strip().upper() if isinstance(t, str) else ""
+    if t in _QLIK_PLAIN:
+        return _QLIK_PLAIN[t]
+    if t in _QLIK_SIZED:
+        n = _int_or_none(column.get("length"))
+        return f"{_QLIK_SIZED[t]}({n})" if n is not None and n > 0 else _QLIK_SIZED[t]
+    if t == "NUMERIC":
+        p = _int_or_none(column.get("precision"))
+        s = _int_or_none(column.get("scale")) or 0
+        if p is None or not 1 <= p <= 38 or not 0 <= s <= p:
+            return "DECFLOAT"                 # beyond decimal128: kept as exact text
+        return f"DECIMAL({p},{s})"
+    if t in _QLIK_FRACTION:
+        s = _int_or_none(column.get("scale"))
+        return f"{_QLIK_FRACTION[t]}({s})" if s is not None and 0 <= s <= 12 \
+            else _QLIK_FRACTION[t]
+    return "VARCHAR"                          # a type the list lacks: the value's text
+
+
+def _qlik_bodies(messages):
+    """Yield (where, body, key path of the body) for each metadata message."""
+    if isinstance(messages, (bytes, bytearray, memoryview, str)):
+        docs = _json_stream(messages)
+    elif isinstance(messages, dict):
+        docs = [("message #0", messages)]
+    else:
+        docs = _json_items(messages)
+    for where, doc in docs:
+        if not isinstance(doc, dict):
+            continue
+        body, prefix = doc, ()
+        if "message" in doc:
+            body, prefix = doc["message"], ("message",)
+            if not isinstance(body, dict):
+                continue
+        if doc.get("type") == "MD" or "tableStructure" in body:
+            yield where, body, prefix
+
+
+# -- OpenLogReplicator schema.columns (SPEC §5.4) -------------------------------------------
+def _olr_definitions(messages):
+    """Yield (where, element index, owner or None, table, columns as sent) for each payload
+    element whose schema names a table and carries columns."""
+    for where, doc in _json_documents(messages):
+        payload = doc.get("payload") if isinstance(doc, dict) else None
+        for j, el in enumerate(payload if isinstance(payload, list) else ()):
+            schema = el.get("schema") if isinstance(el, dict) else None
+            if not isinstance(schema, dict) or schema.get("columns") is None:
+                continue
+            tname, owner = schema.get("table"), schema.get("owner")
+            if isinstance(tname, str) and tname:
+                yield (where, j, owner if isinstance(owner, str) and owner else None, tname,
+                       schema["columns"])

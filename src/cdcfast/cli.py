@@ -202,7 +202,8 @@ def _bench(args) -> int:
 # the demo's formats: (format, what it is, file suffix)
 DEMO = (("ibm-delimited", "IBM Q Replication delimited", "del"),
         ("lldf", "BMC Log Master LLDF (EBCDIC, binary)", "lldf"),
-        ("debezium", "Debezium JSON (Db2 connector)", "json"))
+        ("debezium", "Debezium JSON (Db2 connector)", "json"),
+        ("olr", "OpenLogReplicator JSON (Oracle)", "json"))
 
 
 def _demo(args) -> int:

@@ -58,6 +58,15 @@ _CATALOG_ADVICE = {
                  "cdcfast.Catalog.from_debezium(messages), and pass it as catalog=…; for the "
                  "data source, write it with Catalog.save(path) and give "
                  ".option(\"catalog\", path)"),
+    # OLR's schema.columns describe a table only once one of its messages is read
+    "olr": (": build one from a sample of messages written with schema.columns (the writer's "
+            "schema format \"full\") with cdcfast.Catalog.from_olr(messages), or from the "
+            "tables' DDL, and pass it as catalog=…; for the data source, write it with "
+            "Catalog.save(path) and give .option(\"catalog\", path)"),
+    # Qlik's metadata messages describe a table, but they are messages of the input too
+    "qlik": (": build one from Qlik Replicate's metadata messages (type MD) with "
+             "cdcfast.Catalog.from_qlik(messages), and pass it as catalog=…; for the data "
+             "source, write it with Catalog.save(path) and give .option(\"catalog\", path)"),
 }
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import importlib
 
-_MODULES = {"ibm-delimited": "ibm_delimited", "lldf": "lldf", "debezium": "debezium"}
+_MODULES = {"ibm-delimited": "ibm_delimited", "lldf": "lldf", "debezium": "debezium",
+            "olr": "olr", "qlik": "qlik"}
 
 
 def _module(format):

@@ -29,8 +29,8 @@ import random
 import struct
 from json.encoder import encode_basestring as _jstr   # the C escaper, non-ASCII kept as is
 
-from ._plan import STATUS as _STATUS, WORDS as _WORDS, decimal_maker, double_maker, \
-    integer_maker, message_range, nullable_maker, plan
+from ._plan import LiveRows, char_maker, decimal_maker, double_maker, integer_maker, \
+    message_range, nullable_maker, plan, random_change, text_maker
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        ColumnType, Table, parse_type)
@@ -679,9 +679,6 @@ _COLUMNS = (
     ("CUSTOMER_ID", "INTEGER", True), ("REGION", "DECIMAL(5,0)", True),
     ("PRIORITY", "CHAR(1)", True), ("CODE", "VARCHAR(12)", True),
 )
-_INTL = ("é", "ü", "ß", "ñ", "中文", "€", "Ωμέγα", "жук", "日本")
-_NEEDS_ESCAPE = ('"', "\\", "\n", "\t", "\x01", "\x1f", "\r")
-_EMOJI = ("😀", "🚀", "🎉", "𝄞")
 _SERVER = {"version": "2.6.2.Final", "connector": "db2", "name": "db2server", "db": "TESTDB"}
 
 
@@ -784,8 +781,7 @@ class _Generator:
         self.transactions = transactions
         self.tables = list(catalog)
         self.makers = {t.name: [self._maker(c) for c in t.columns] for t in self.tables}
-        self.live = {t.name: ([], {}) for t in self.tables}   # keys in a list, key -> row
-        self.next_key = {t.name: 1001 for t in self.tables}
+        self.rows = LiveRows(rng, self.makers)
         self.lsn = (0x1E36 << 64) | 0x4A1B4         # 16 bytes, as the real 2.6.2 sample's
         self.clock = dt.datetime(2025, 1, 14, 23, 46, 21, 548533, tzinfo=_UTC)
         self.processed = self.clock                 # the connector's processing time
@@ -800,7 +796,7 @@ class _Generator:
         r = self.rng
         n = min(r.randint(lo, hi), left)
         self.clock += dt.timedelta(milliseconds=r.randint(0, 1500), microseconds=r.randint(0, 999))
-        changes = [(self._change(), self._lsn()) for _ in range(n)]
+        changes = [(random_change(self.rng, self.tables, self.rows), self._lsn()) for _ in range(n)]
         commit_lsn = self._lsn()
         commit = _lsn_text(commit_lsn)
         txid = commit if self.transactions else None       # the Db2 connector's id: commit LSN
@@ -861,7 +857,7 @@ class _Generator:
             self.snapshot_lsn = self._lsn()
         self.snapshot_left -= 1
         t = r.choice(self.tables)
-        after = self._insert(t)
+        after = self.rows.insert(t)
         self.clock += dt.timedelta(microseconds=r.randint(50, 3000))
         self.processed = max(self.processed, self.clock) + dt.timedelta(
             microseconds=r.randint(100, 5000))
@@ -879,37 +875,6 @@ class _Generator:
         self.lsn += self.rng.randint(0x20, 0x900)
         return self.lsn.to_bytes(16, "big")
 
-    def _change(self):
-        r = self.rng
-        t = r.choice(self.tables)
-        keys, rows = self.live[t.name]
-        x = r.random()
-        if x < 0.25 or not keys:
-            return "c", t, None, self._insert(t)
-        if x < 0.88:
-            key = r.choice(keys)
-            before = rows[key]
-            after = dict(before)
-            makers = self.makers[t.name]
-            k = min(r.randint(1, 5), len(t.columns) - 1)     # ~3 columns, never the key
-            for i in r.sample(range(1, len(t.columns)), k):
-                after[t.columns[i].name] = makers[i]()
-            rows[key] = after
-            return "u", t, before, after
-        i = r.randrange(len(keys))
-        keys[i], keys[-1] = keys[-1], keys[i]      # swap-pop: O(1) removal
-        return "d", t, rows.pop(keys.pop()), None
-
-    def _insert(self, t):
-        key = self.next_key[t.name]
-        self.next_key[t.name] += self.rng.randint(1, 3)
-        row = {c.name: m() for c, m in zip(t.columns, self.makers[t.name])}
-        row["ID"] = key
-        keys, rows = self.live[t.name]
-        keys.append(key)
-        rows[key] = row
-        return row
-
     def _maker(self, col):
         """() -> a random value of the column's type: ~10% null when nullable."""
         return nullable_maker(self.rng, self._values(col), col.nullable, 0.1)
@@ -926,12 +891,9 @@ class _Generator:
         elif kind == TIMESTAMP:
             p = min(p, _UNIT_DIGITS[_timestamp_unit(p, mode)])
         if kind == STRING and ctype.base in ("CHAR", "CHARACTER"):
-            n = ctype.length or 1     # CHAR is blank-padded to its length
-            if n <= 2:
-                return lambda: r.choice("YNABCX").ljust(n)
-            return lambda: r.choice(_STATUS).ljust(n)[:n]
+            return char_maker(r, ctype.length or 1)
         if kind == STRING:
-            return lambda: self._text(ctype.length or 160)
+            return text_maker(r, ctype.length or 160)
         if kind in (INT16, INT32, INT64):
             return integer_maker(r, {INT16: 16, INT32: 32, INT64: 64}[kind])
         if kind == DECIMAL:
@@ -970,27 +932,6 @@ class _Generator:
                 seconds=r.randint(0, 2 * 10 ** 9),
                 microseconds=_truncate_us(r.randint(0, 999999), p))
         raise ValueError(f"no generator for {ctype.name}")
-
-    def _text(self, length):
-        """Words, international text, characters JSON must escape and non-BMP emoji."""
-        r = self.rng
-        if r.random() < 0.03:
-            return ""
-        target = r.randint(1, length)
-        parts, size = [], 0
-        while size < target:
-            x = r.random()
-            if x < 0.05:
-                piece = r.choice(_NEEDS_ESCAPE)
-            elif x < 0.08:
-                piece = r.choice(_EMOJI)
-            elif x < 0.14:
-                piece = r.choice(_INTL)
-            else:
-                piece = r.choice(_WORDS) + " "
-            parts.append(piece)
-            size += len(piece)
-        return "".join(parts)[:target]
 
 
 def _truncate_us(us, precision):

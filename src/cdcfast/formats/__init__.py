@@ -7,6 +7,8 @@ _REGISTRY: dict[str, str] = {
     "ibm-delimited": "cdcfast.formats.ibm_delimited:IbmDelimited",
     "lldf": "cdcfast.formats.lldf:Lldf",
     "debezium": "cdcfast.formats.debezium:Debezium",
+    "olr": "cdcfast.formats.olr:Olr",
+    "qlik": "cdcfast.formats.qlik:Qlik",
 }
 
 

@@ -174,6 +174,40 @@ def apply_mode(batch: pa.RecordBatch, mode: str, stats: dict, first_error) -> pa
     return batch
 
 
+def grown_table(batches: list) -> pa.Table:
+    """The batches of one output whose layout grew as columns were met (JSON kinds: the
+    last batch has every column, in order) as one table: a column an earlier batch lacks is
+    null there, `present` as for a column the image left out (true for inserts and deletes,
+    false for updates) and `changed` true only for inserts."""
+    if not batches:
+        return pa.Table.from_batches(batches)
+    target = batches[-1].schema
+    if all(b.schema == target for b in batches):
+        return pa.Table.from_batches(batches)
+    return pa.Table.from_batches([_pad(b, target) for b in batches], schema=target)
+
+
+def _pad(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    import pyarrow.compute as pc
+    if batch.schema == target:
+        return batch
+    op = batch.column(batch.schema.get_field_index("op"))
+    fill = {"present": pc.fill_null(pc.is_in(op, pa.array(["c", "d"])), False),
+            "changed": pc.fill_null(pc.equal(op, "c"), False)}
+    arrays = []
+    for f in target:
+        col = batch.column(batch.schema.get_field_index(f.name))
+        if f.name in ("before", "after", "changed", "present") and col.type != f.type:
+            have = {c.name: col.field(c.name) for c in col.type}
+            children = [have.get(c.name) if c.name in have else
+                        (fill[f.name] if f.name in fill else pa.nulls(len(col), c.type))
+                        for c in f.type]
+            col = pa.StructArray.from_arrays(children, fields=list(f.type),
+                                             mask=col.is_null())
+        arrays.append(col)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
 class Format:
     """The interface of a format module (see module docstring)."""
     name: str = ""
@@ -221,6 +255,11 @@ class Format:
                 stats: dict, native: bool):
         """Yield (key, RecordBatch) in input order; raise DecodeError in FAILFAST."""
         raise NotImplementedError
+
+    def table_of(self, batches: list) -> pa.Table:
+        """One output's batches as a table (a format whose layouts grow with the data pads
+        the earlier ones: `grown_table`)."""
+        return pa.Table.from_batches(batches)
 
     def finish_table(self, table: pa.Table) -> pa.Table:
         """The whole result of one decode / decode_tables / headers call, as the format

@@ -5,7 +5,9 @@ exact and keys given twice noted (`Obj`); byte positions, which it does not give
 for records with an error: `_Walker` locates the value an error names, and the strict scanner of
 `_jsonscan` names the first byte of a document that is not well-formed. Framing (`documents`),
 the plain readers of numbers and times, and the placeholders of problems and raw texts live here
-too; what a format reads from the documents lives in its own module.
+too, and what every JSON twin builds and delivers its rows with (`Header`, `Output`,
+`RoutedRows`, `empty_row`, `cut_raw_texts`); what a format reads from the documents lives in
+its own module.
 """
 from __future__ import annotations
 
@@ -13,8 +15,12 @@ import json
 import re
 import struct
 
+import pyarrow as pa
+
+from .. import envelope
 from ..catalog import FLOAT32, FLOAT64, INT8, INT16, INT32, INT64
-from ..errors import show_value
+from ..errors import DecodeError, show_value
+from ..formats.base import apply_mode, with_messages
 from . import _jsonscan
 
 MAX_DEPTH = 512
@@ -199,12 +205,37 @@ class _Walker:
                 return
             i = _ws(d, i + 1, n)
 
+    def elements(self, i: int):
+        """(value start, value end) of each element of the array at i."""
+        d, n = self.data, self.end
+        i = _ws(d, i + 1, n)
+        if d[i:i + 1] == b"]":
+            return
+        while i < n:
+            e = self.value_end(i)
+            yield i, e
+            i = _ws(d, e, n)
+            if d[i:i + 1] != b",":
+                return
+            i = _ws(d, i + 1, n)
+
     def span(self, start: int, path, nth: int = 1, at_key: bool = False):
         """(start, end) of the value at `path` (its `nth` occurrence of the last key; the key
-        itself with at_key) in the document at `start`; None when absent."""
+        itself with at_key) in the document at `start`; None when absent. An int in `path`
+        steps into an array: that element."""
         i = _ws(self.data, start, self.end)
         for depth, key in enumerate(path):
             last = depth == len(path) - 1
+            if isinstance(key, int):
+                for k, (vs, ve) in enumerate(self.elements(i)):
+                    if k == key:
+                        if last:
+                            return vs, ve
+                        i = vs
+                        break
+                else:
+                    return None
+                continue
             count = 0
             for k, kpos, vs, ve in self.members(i):
                 if k == key:
@@ -242,14 +273,22 @@ def resolve(problems, data: bytes, doc: Doc):
 
 
 def number_parts(text: str):
-    """(digits as int, exponent) of a JSON number's text: value = D × 10^e; or None."""
+    """(digits as int, exponent) of a JSON number's text: value = D × 10^e, D without trailing
+    zeros; or None. A number of more than 1000 significant digits or an exponent of more than
+    15 digits is None too: no column holds it, and Python refuses such texts as ints."""
     m = _NUMBER.fullmatch(text)
     if not m:
         return None
     sign, ip, fp, ex = m.groups()
     fp = fp or ""
-    d = int(ip + fp)
-    e = (int(ex) if ex else 0) - len(fp)
+    digits = (ip + fp).lstrip("0")
+    if not digits:
+        return 0, 0
+    stripped = digits.rstrip("0")
+    if len(stripped) > 1000 or (ex and len(ex.lstrip("+-").lstrip("0")) > 15):
+        return None
+    d = int(stripped)
+    e = (int(ex) if ex else 0) - len(fp) + len(digits) - len(stripped)
     return (-d if sign else d), e
 
 
@@ -284,7 +323,9 @@ def scaled_text(u: int, scale: int):
 
 
 def integer(v, lo, hi):
-    if isinstance(v, str) and _INT.fullmatch(v):
+    """The integer a JSON integer (or a string holding one) stands for, when lo..hi holds it;
+    else None (also for texts too long to be in any such range, which Python refuses)."""
+    if isinstance(v, str) and len(v) <= 40 and _INT.fullmatch(v):
         x = int(v)
         if lo <= x <= hi:
             return x
@@ -350,3 +391,148 @@ class _RawText:
 
     def __init__(self, path):
         self.path = path
+
+
+# -- rows -----------------------------------------------------------------------------------
+
+class Header:
+    """Reads the header fields of one JSON object into a row, collecting problems: `prefix` is
+    the object's key path in the document, `label` what error texts name its fields by (the
+    same path unless given: an OLR payload element is `payload.op`, not `payload.0.op`)."""
+
+    def __init__(self, prefix: tuple, problems: list, label: tuple | None = None):
+        self.prefix = prefix
+        self.label = prefix if label is None else label
+        self.problems = problems
+
+    def name(self, path) -> str:
+        return ".".join(self.label + tuple(path))
+
+    def get(self, obj, path):
+        """The value at a key path under obj (None when absent or not an object), noting a
+        key given twice."""
+        for i, key in enumerate(path):
+            if not isinstance(obj, dict):
+                return None
+            if key in dups(obj):
+                self.problems.append(Problem(self.name(path[:i + 1]), self.prefix + path[:i + 1],
+                                             "given twice", nth=2, at_key=True))
+                return None
+            obj = obj.get(key)
+        return obj
+
+    def text(self, obj, path):
+        v = self.get(obj, path)
+        if v is None:
+            return None
+        if v is True or v is False:
+            return "true" if v else "false"
+        if isinstance(v, (dict, list)):
+            return _RawText(self.prefix + path)
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail(path, "has a lone surrogate in a \\u escape")
+            return None
+        return str(v)
+
+    def int(self, obj, path):
+        v = self.get(obj, path)
+        if v is None:
+            return None
+        x = integer(v, *I64) if isinstance(v, str) else None
+        if x is None:
+            self.fail(path, "is not an integer")
+        return x
+
+    def fail(self, path, reason):
+        self.problems.append(Problem(self.name(path), self.prefix + tuple(path),
+                                     lambda raw, r=reason: f"{show_value(raw)} {r}"))
+
+
+HEAD_NAMES = [n for n, _ in envelope.HEAD]
+
+
+def empty_row(seq: int) -> dict:
+    """A row of the envelope with every field null but `seq`."""
+    row = dict.fromkeys(HEAD_NAMES)
+    row["seq"] = seq
+    row.update(before=None, after=None, changed=None, present=None, source=None,
+               _corrupt_record=None)
+    return row
+
+
+def cut_raw_texts(row: dict, data: bytes, doc: Doc) -> None:
+    """Replace the row's _RawText placeholders by the JSON text as sent."""
+    targets = []
+    for holder in (row, row.get("source"), row.get("before"), row.get("after")):
+        if isinstance(holder, dict):
+            targets += [(holder, k) for k, v in holder.items() if isinstance(v, _RawText)]
+    if not targets:
+        return
+    walker = _Walker(data, doc.end)
+    for holder, k in targets:
+        a, b = walker.span(doc.start, holder[k].path)
+        holder[k] = data[a:b].decode("utf-8")
+
+
+class Output:
+    """The rows of one output key, waiting to be flushed as a batch."""
+
+    def __init__(self, key, layout, images, want, source_type):
+        self.key = key
+        self.columns = layout.columns if (layout is not None and images) else []
+        self.images = images
+        self.want = want
+        self.source_type = source_type
+        self.rows, self.errors, self.messages = [], [], []
+
+    def add(self, row, error, message):
+        self.rows.append(row)
+        self.errors.append(error)
+        self.messages.append(message)
+
+    def schema(self) -> pa.Schema:
+        if not self.images:
+            return envelope.headers_schema(self.source_type)
+        return envelope.schema([(c.name, c.type.arrow_type) for c in self.columns],
+                               self.source_type)
+
+    def flush(self, mode, stats) -> pa.RecordBatch:
+        batch = pa.RecordBatch.from_pylist(self.rows, schema=self.schema())
+        batch = with_messages(batch, self.want, self.messages)
+        first = next((e for e in self.errors if e is not None), None)
+        self.rows, self.errors, self.messages = [], [], []
+        return apply_mode(batch, mode, stats, first)
+
+
+class RoutedRows:
+    """What the reference part decoders share once a record is routed: its error becomes a
+    DecodeError (FAILFAST raises it) and `_error` text, the row joins its output, a full
+    output becomes a batch. A subclass has `part`, `want`, `batch_rows`, `mode`, `stats`,
+    `outputs` (key -> Output) and `output(key)`."""
+
+    def message_index(self, i) -> int:
+        return 0 if self.want.messages else self.part.base + i
+
+    def deliver(self, i: int, key, row: dict, problem):
+        """Put the row of message i into output `key`; (key, batch) when that output is
+        full, else None. `problem`: (byte, field, reason) or None."""
+        err = None
+        if problem:
+            pos, field, reason = problem
+            err = DecodeError(reason, self.message_index(i), pos, field)
+        row["_error"] = str(err) if err is not None else None
+        if err is not None and self.mode == "FAILFAST":
+            raise err
+        o = self.output(key)
+        o.add(row, err, self.part.base + i)
+        if len(o.rows) >= self.batch_rows:
+            return key, o.flush(self.mode, self.stats)
+        return None
+
+    def rest(self):
+        """(key, batch) of every output's remaining rows."""
+        for o in self.outputs.values():
+            if o.rows:
+                yield o.key, o.flush(self.mode, self.stats)

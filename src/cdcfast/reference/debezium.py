@@ -12,19 +12,18 @@ from __future__ import annotations
 import decimal
 import struct
 
-import pyarrow as pa
-
-from .. import envelope
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT32,
                        STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ)
-from ..errors import DecodeError, show_value
-from ..formats.base import ALL, HEADERS, apply_mode, full_name, with_messages
+from ..errors import show_value
+from ..formats.base import ALL, HEADERS, full_name
 from ..formats.debezium import (B64DEC, MS, NS, SOURCE, US, VSD,
                                 image_fields)
 from . import _jsonscan
+from . import _jsondoc
 from ._jsondoc import (_FLOAT_WORDS, _INT, _NUMBER, I64, INT_RANGE, US_PER_DAY, Bad, Doc,
-                       Num, Problem, _RawText, _Walker, documents, dups, integer, iso_us,
-                       number_parts, rescale, resolve, same, scaled_text, scan_reason)
+                       Num, Output, Problem, RoutedRows, _RawText, cut_raw_texts, documents,
+                       dups, empty_row, integer, iso_us, number_parts, rescale, resolve, same,
+                       scaled_text, scan_reason)
 
 DATA_OPS = {"c", "u", "d", "r", "t"}
 CONTROL = {"begin", "commit", "ddl", "message"}
@@ -181,52 +180,8 @@ def lsn_bytes(text: str):
     return bytes(out)
 
 
-class Header:
+class Header(_jsondoc.Header):
     """Reads the header fields of one payload into a row, collecting problems."""
-
-    def __init__(self, prefix: tuple, problems: list):
-        self.prefix = prefix                # key path of the payload in the document
-        self.problems = problems
-
-    def name(self, path) -> str:
-        return ".".join(self.prefix + tuple(path))
-
-    def get(self, obj, path):
-        """The value at a key path under obj (None when absent or not an object), noting a
-        key given twice."""
-        for i, key in enumerate(path):
-            if not isinstance(obj, dict):
-                return None
-            if key in dups(obj):
-                self.problems.append(Problem(self.name(path[:i + 1]), self.prefix + path[:i + 1],
-                                             "given twice", nth=2, at_key=True))
-                return None
-            obj = obj.get(key)
-        return obj
-
-    def text(self, obj, path, raw_ok=True):
-        v = self.get(obj, path)
-        if v is None:
-            return None
-        if v is True or v is False:
-            return "true" if v else "false"
-        if isinstance(v, (dict, list)):
-            return _RawText(self.prefix + path)
-        try:
-            v.encode("utf-8")
-        except UnicodeEncodeError:
-            self.fail(path, "has a lone surrogate in a \\u escape")
-            return None
-        return str(v)
-
-    def int(self, obj, path):
-        v = self.get(obj, path)
-        if v is None:
-            return None
-        x = integer(v, *I64) if isinstance(v, str) else None
-        if x is None:
-            self.fail(path, "is not an integer")
-        return x
 
     def ts(self, obj, path, unit):
         x = self.int(obj, path)
@@ -236,43 +191,6 @@ class Header:
         if us is None:
             self.fail(path, "is out of the timestamp range")
         return us
-
-    def fail(self, path, reason):
-        self.problems.append(Problem(self.name(path), self.prefix + tuple(path),
-                                     lambda raw, r=reason: f"{show_value(raw)} {r}"))
-
-
-# -- outputs ------------------------------------------------------------------------------
-
-HEAD_NAMES = [n for n, _ in envelope.HEAD]
-
-
-class Output:
-    """The rows of one output key, waiting to be flushed as a batch."""
-
-    def __init__(self, key, layout, images, want):
-        self.key = key
-        self.columns = layout.columns if (layout is not None and images) else []
-        self.images = images
-        self.want = want
-        self.rows, self.errors, self.messages = [], [], []
-
-    def add(self, row, error, message):
-        self.rows.append(row)
-        self.errors.append(error)
-        self.messages.append(message)
-
-    def schema(self) -> pa.Schema:
-        if not self.images:
-            return envelope.headers_schema(SOURCE)
-        return envelope.schema([(c.name, c.type.arrow_type) for c in self.columns], SOURCE)
-
-    def flush(self, mode, stats) -> pa.RecordBatch:
-        batch = pa.RecordBatch.from_pylist(self.rows, schema=self.schema())
-        batch = with_messages(batch, self.want, self.messages)
-        first = next((e for e in self.errors if e is not None), None)
-        self.rows, self.errors, self.messages = [], [], []
-        return apply_mode(batch, mode, stats, first)
 
 
 # -- the decoder ----------------------------------------------------------------------------
@@ -333,16 +251,13 @@ def classify(doc: Doc) -> Event:
     return Event(doc, payload, prefix, schema, kind, name)
 
 
-class PartDecoder:
+class PartDecoder(RoutedRows):
     """Decode one Part: documents, routing, header and image conversion, batching."""
 
     def __init__(self, fmt, part, want, images, batch_rows, mode, stats, call):
         self.fmt, self.part, self.want, self.images = fmt, part, want, images
         self.batch_rows, self.mode, self.stats, self.call = batch_rows, mode, stats, call
         self.outputs = {}
-
-    def message_index(self, i) -> int:
-        return 0 if self.want.messages else self.part.base + i
 
     # -- layouts ------------------------------------------------------------------------------
     def identity(self, name):
@@ -382,7 +297,7 @@ class PartDecoder:
         o = self.outputs.get(key)
         if o is None:
             lay = self.layout_for(key) if self.images else None
-            o = self.outputs[key] = Output(key, lay, self.images, self.want)
+            o = self.outputs[key] = Output(key, lay, self.images, self.want, SOURCE)
         return o
 
     # -- the loop -------------------------------------------------------------------------------
@@ -410,30 +325,10 @@ class PartDecoder:
                 self.call.seq += 1
                 stats["records"] += 1
                 routed = self.route(ev, data, seq)
-                if routed is None:
-                    continue
-                key, row, problems = routed
-                err = None
-                if problems:
-                    pos, field, reason = problems
-                    err = DecodeError(reason, self.message_index(i), pos, field)
-                row["_error"] = str(err) if err is not None else None
-                if err is not None and self.mode == "FAILFAST":
-                    raise err
-                o = self.output(key)
-                o.add(row, err, part.base + i)
-                if len(o.rows) >= self.batch_rows:
-                    yield key, o.flush(self.mode, stats)
-        for o in self.outputs.values():
-            if o.rows:
-                yield o.key, o.flush(self.mode, stats)
-
-    def empty_row(self, seq) -> dict:
-        row = dict.fromkeys(HEAD_NAMES)
-        row["seq"] = seq
-        row.update(before=None, after=None, changed=None, present=None, source=None,
-                   _corrupt_record=None)
-        return row
+                full = self.deliver(i, *routed) if routed is not None else None
+                if full is not None:
+                    yield full
+        yield from self.rest()
 
     def route(self, ev: Event, data: bytes, seq: int):
         """(key, row, first problem or None) of one event, or None when not wanted."""
@@ -443,7 +338,7 @@ class PartDecoder:
             key = want.corrupt_key
             if key is None and want.table is not ALL:
                 return None
-            row = self.empty_row(seq)
+            row = empty_row(seq)
             row["_corrupt_record"] = data[doc.start:doc.end]
             return key, row, self.corrupt_problem(ev, data)
         key, table = want.resolve(ev.name or "")
@@ -463,11 +358,11 @@ class PartDecoder:
             if key is None:
                 return None
         problems = []
-        row = self.empty_row(seq)
+        row = empty_row(seq)
         self.header(ev, row, problems)
         if self.images and ev.kind == "data":
             self.read_images(ev, row, problems)
-        self.cut_raw_texts(row, data, doc)
+        cut_raw_texts(row, data, doc)
         return key, row, resolve(problems, data, doc) if problems else None
 
     def corrupt_problem(self, ev, data):
@@ -636,19 +531,6 @@ class PartDecoder:
                 continue
             values[k] = _RawText(path + (k,)) if x is _AS_SENT else x
         return values, sent
-
-    def cut_raw_texts(self, row, data, doc):
-        """Replace _RawText placeholders by the JSON text as sent."""
-        targets = []
-        for holder in (row, row.get("source"), row.get("before"), row.get("after")):
-            if isinstance(holder, dict):
-                targets += [(holder, k) for k, v in holder.items() if isinstance(v, _RawText)]
-        if not targets:
-            return
-        walker = _Walker(data, doc.end)
-        for holder, k in targets:
-            a, b = walker.span(doc.start, holder[k].path)
-            holder[k] = data[a:b].decode("utf-8")
 
 
 def reference_batches(fmt, parts, want, images, batch_rows, mode, stats):

@@ -1,0 +1,1176 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The `olr` kernel: OpenLogReplicator messages straight into Arrow buffers.
+
+Each document (one OLR message) is checked once by the strict scanner of _json.h — a document
+that is not well-formed is a corrupt record with the code and byte its pure-Python twin gives —
+and then walked trusting its syntax: the message's fields are read once (xid, scn, tm, the
+positions; scn and tm carried forward within a transaction, docs/olr.md), then every element
+of its `payload` array is one row, its images converted straight into the output's columns by
+the column kinds of the table's layout (cdcfast/formats/olr.py), keys matched against the names
+the previous row used.
+
+The kernel stops for Python when it needs an answer: a table it has no id for (STOP_TABLE), a
+column a layout typed by JSON kinds has not met yet (STOP_COLUMN), a full batch. It stops
+before writing anything of the element at hand, and reads that element again afterwards.
+
+Problems of a row are kept as one entry, the first in document order (the reference's rule);
+Python writes their texts (cdcfast/formats/_olr_run.py).
+"""
+from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t
+from libc.stdlib cimport free
+from libc.string cimport memcpy, memcmp, memset, memchr
+from libc.math cimport isinf
+
+from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get,
+                             kind_column)
+from cdcfast._kinds cimport *
+from cdcfast._values cimport parse_float
+from cdcfast._jsonrow cimport *
+from cdcfast._rows cimport Out
+from cdcfast._walk cimport (Walker, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
+                            STOP_PAUSE, BAD)
+
+import numpy as np
+
+cdef extern from "cdcfast/_olrval.h":
+    int64_t olr_hex "cdc_olr_hex"(const uint8_t* p, int64_t n, uint8_t* dst) noexcept nogil
+    int olr_digits "cdc_olr_digits"(const uint8_t* p, int64_t n, int64_t* out) noexcept nogil
+    int olr_epoch_us "cdc_olr_epoch_us"(int64_t x, int unit, int64_t* us) noexcept nogil
+    int olr_time_text "cdc_olr_time_text"(const uint8_t* p, int64_t n, int unit,
+                                          int64_t* us) noexcept nogil
+    int olr_date "cdc_olr_date"(const uint8_t* p, int64_t n, int64_t* days) noexcept nogil
+    int olr_time "cdc_olr_time"(const uint8_t* p, int64_t n, int64_t* us) noexcept nogil
+    int olr_xid "cdc_olr_xid"(const uint8_t* p, int64_t n, uint64_t* xid) noexcept nogil
+    int64_t olr_xid_text "cdc_olr_xid_text"(uint64_t xid, uint8_t* dst) noexcept nogil
+    int olr_scns "cdc_olr_scns"(const uint8_t* p, int64_t n, int64_t* out) noexcept nogil
+    int olr_uint "cdc_olr_uint"(const uint8_t* p, int64_t n, uint64_t* out) noexcept nogil
+    int olr_int "cdc_olr_int"(const uint8_t* p, int64_t n, int64_t lo, int64_t hi,
+                              int64_t* out) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void cdc_be64(uint8_t* p, uint64_t x) {
+        for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)x; x >>= 8; }
+    }
+    static inline void cdc_be32(uint8_t* p, uint32_t x) {
+        for (int i = 3; i >= 0; i--) { p[i] = (uint8_t)x; x >>= 8; }
+    }
+    """
+    void be64 "cdc_be64"(uint8_t* p, uint64_t x) noexcept nogil
+    void be32 "cdc_be32"(uint8_t* p, uint32_t x) noexcept nogil
+
+
+# problem codes (Python turns them into texts: cdcfast/formats/_olr_run.py)
+cdef enum:
+    P_VALUE = 1          # a column value that is not of its column's type
+    P_TWICE = 2          # a key given twice (a: the second key)
+    P_NOT_NULL = 3       # null in a NOT NULL column
+    P_SURROGATE = 4      # a lone surrogate in a \u escape of a text
+    P_MISSING = 5        # payload.op missing
+    P_BAD_OP = 6         # payload.op none of begin commit c u d ddl chkpt
+    P_NOT_INT = 7        # an integer field that is none (or negative where unsigned)
+    P_SCN = 8            # scns that is not 0x + hex
+    P_TIME = 9           # tm / tms that is not a time
+    P_XID = 10           # xid / xidn that is not one
+    P_NOT_OBJECT = 11    # an image that is not an object
+    P_BOOL = 12          # payload.redo that is not a boolean
+    P_TEXT = 13          # schema.owner / schema.table that is no text
+    P_JSON = 14          # (corrupt) not well-formed: field = the scanner's code
+    P_NOT_DOC = 15       # (corrupt) a document that is not an object
+    P_PAYLOAD = 16       # (corrupt) payload missing (field 0), given twice (1), not an array (2)
+    P_ELEMENT = 17       # (corrupt) a payload element that is not an object
+    P_TABLE = 18         # (corrupt) a c/u/d element without schema.table
+    P_COLUMNS = 19       # schema.columns that is not a list of columns
+    P_PAIR = 20          # an array image's element that is not an object of one column
+    P_SCN_INT = 21       # scn / c_scn that is not an SCN
+    P_UNSIGNED = 22      # c_idx that is not a non-negative integer
+    P_OP_CORRUPT = 23    # (corrupt) an element with neither a table nor a valid op: field =
+                         # why (0 op missing, 1 given twice, 2 none of the ops)
+
+# fields: the message's, then an element's (their names: _olr_run.FIELDS)
+cdef enum:
+    M_SCN = 0
+    M_SCNS = 1
+    M_TM = 2
+    M_TMS = 3
+    M_XID = 4
+    M_XIDN = 5
+    M_C_SCN = 6
+    M_C_IDX = 7
+    M_DB = 8
+    M_NUM = 9
+    M_PAYLOAD = 10
+    E_OP = 11
+    E_SCHEMA = 12
+    E_RID = 13
+    E_NUM = 14
+    E_SQL = 15
+    E_DDL = 16
+    E_SEQ = 17
+    E_OFFSET = 18
+    E_REDO = 19
+    E_BEFORE = 20
+    E_AFTER = 21
+    ES_OWNER = 22
+    ES_TABLE = 23
+    ES_OBJ = 24
+    ES_COLUMNS = 25
+    NF = 26
+
+# the source struct's fields (cdcfast/formats/olr.py SOURCE), in Out.src
+cdef enum:
+    S_DB = 0
+    S_SCN = 1
+    S_C_SCN = 2
+    S_C_IDX = 3
+    S_OBJ = 4
+    S_NUM = 5
+    S_XID = 6
+    S_RID = 7
+    S_DDL = 8
+    S_CSEQ = 9
+    S_COFF = 10
+    S_CREDO = 11
+
+# element ops (c, u, d as the rows of cdcfast/_rows.pxd name them)
+cdef enum:
+    OP_NONE = 0          # missing, or none of the below
+    OP_BEGIN = 1
+    OP_COMMIT = 2
+    OP_C = 3
+    OP_U = 4
+    OP_D = 5
+    OP_DDL = 6
+    OP_CHKPT = 7
+
+# the field numbers of image columns in problems: IMG_BEFORE + column, IMG_AFTER + column
+cdef enum:
+    IMG_BEFORE = 1 << 20
+    IMG_AFTER = 2 << 20
+
+cdef enum:
+    NE = NF - E_OP       # an element's fields, kept per element of the document
+
+FIELDS = NF
+
+
+cdef struct Carry:
+    uint64_t xid
+    int64_t scn
+    int64_t tm
+    uint8_t has_scn
+    uint8_t has_tm
+
+
+cdef class Scanner(Walker):
+    """Walks the documents of one Part (see the module docstring)."""
+    cdef int epoch_unit
+    # the document in hand, and where its walk is (an element index)
+    cdef bint indoc
+    cdef int64_t ei, ne             # the element in hand, and the document's element count
+    cdef bint saw_commit
+    # per element of the document: its span and fields (as hp/hk/he/hn from E_OP on)
+    cdef int64_t* el_span
+    cdef int64_t* el_hp
+    cdef int64_t* el_hk
+    cdef int64_t* el_he
+    cdef int32_t* el_hn
+    cdef int64_t elcap
+    cdef int64_t hp[NF]             # value start of each field (-1: absent)
+    cdef int64_t hk[NF]             # its key position (for "given twice")
+    cdef int64_t he[NF]             # its end
+    cdef int32_t hn[NF]             # times the key was met
+    # the message's values, read once per document
+    cdef bint m_has_scn, m_has_tm, m_has_xid, m_has_cscn, m_has_cidx, m_has_num
+    cdef int64_t m_scn, m_tm, m_cscn, m_cidx, m_num
+    cdef uint64_t m_xid
+    cdef uint8_t m_xtext[24]
+    cdef int64_t m_xlen
+    cdef uint8_t m_pos[16]          # commit position (8) + c_idx (8)
+    cdef bint m_has_pos
+    cdef int64_t mp[NF * 5]         # the message's problems: (field, code, pos, a, b)
+    cdef int64_t nmp
+    # carried scn / tm of open transactions
+    cdef Carry* carry
+    cdef int64_t ncarry, carrycap
+    cdef readonly bytes pending_columns # STOP_TABLE: the element's schema.columns text, or None
+    cdef readonly bint pending_data     # STOP_TABLE: the element is a data event
+    cdef readonly bytes pending_key     # STOP_COLUMN: the new key's raw text
+    cdef readonly int64_t pending_slot  # STOP_COLUMN: which output
+    cdef int64_t nx                 # keys the table lacks in this row's images
+    cdef uint8_t* scratch           # a value's text unescaped
+    cdef int64_t scap
+
+    def __cinit__(self, data, offsets, valid, bint images, int epoch_unit=0):
+        self.epoch_unit = epoch_unit
+        self.indoc = False
+        self.carry = NULL
+        self.ncarry = self.carrycap = 0
+        self.el_span = self.el_hp = self.el_hk = self.el_he = NULL
+        self.el_hn = NULL
+        self.elcap = 0
+        self.scratch = NULL
+        self.scap = 0
+
+    def __dealloc__(self):
+        free(self.carry)
+        free(self.scratch)
+        free(self.el_span)
+        free(self.el_hp)
+        free(self.el_hk)
+        free(self.el_he)
+        free(self.el_hn)
+
+    cdef bint busy(self) noexcept:
+        return self.indoc
+
+    cdef void new_input(self) noexcept:
+        self.seq = 0
+        self.ncarry = 0             # carry-forward: within one input
+
+    cdef int document(self) except -1:
+        """The document at self.pos (or the rest of the one in hand): 0 when done with it,
+        else a STOP_ code (the walk then resumes at the element it stopped at).
+
+        The message is walked once, each step checked (`checking`), its elements' fields
+        kept as they are met; at the first thing that is not well-formed JSON the strict
+        scanner reads the document from its start, for the code and byte its twin gives (and,
+        should the walk have been wrong, the document is walked again, trusting the
+        scanner)."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t start, stop, doc_end, err_pos, v, top
+        cdef int code, r
+        if not self.indoc:
+            start = self.pos
+            stop = self.content_end()
+            self.dstart = start
+            top = BAD
+            if b[start] == 123:
+                self.checking = True
+                self.high = 0
+                self.dend = stop
+                top = self.message_walk(start)
+                if top != BAD and not self.utf8_ok(start, top):
+                    top = BAD
+            if top == BAD:
+                if json_document(b, start, stop, &doc_end, &code, &err_pos) != 0:
+                    r = self.corrupt(start, stop, P_JSON, code, err_pos)
+                    if r == 0:
+                        self.pos = self.piece_end    # the rest of the piece is that record
+                    return r
+                self.dend = doc_end
+                if b[start] == 110:               # null: a tombstone
+                    self.tombstones += 1
+                    self.pos = doc_end
+                    return 0
+                if b[start] != 123:
+                    r = self.corrupt(start, doc_end, P_NOT_DOC, 0, start)
+                    if r == 0:
+                        self.pos = doc_end
+                    return r
+                self.checking = False
+                top = self.message_walk(start)
+            self.dend = top
+            v = self.hp[M_PAYLOAD]
+            if self.hn[M_PAYLOAD] == 0 or b[v] == 110:
+                r = self.corrupt(start, top, P_PAYLOAD, 0, start)
+            elif self.hn[M_PAYLOAD] > 1:
+                r = self.corrupt(start, top, P_PAYLOAD, 1, self.hk[M_PAYLOAD])
+            elif b[v] != 91:
+                r = self.corrupt(start, top, P_PAYLOAD, 2, v)
+            else:
+                self.message()
+                self.indoc = True
+                self.ei = 0
+                self.saw_commit = False
+                r = -1
+            if r >= 0:
+                if r == 0:
+                    self.pos = top
+                return r
+        while self.ei < self.ne:
+            r = self.element()
+            if r != 0:
+                return r
+            self.ei += 1
+        if self.saw_commit and self.m_has_xid:
+            self.forget(self.m_xid)
+        self.indoc = False
+        self.pos = self.dend
+        return 0
+
+    # -- fields ------------------------------------------------------------------------------
+    cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
+        cdef int64_t f
+        for f in range(a, z):
+            self.hp[f] = -1
+            self.he[f] = -1
+            self.hk[f] = -1
+            self.hn[f] = 0
+
+    cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept:
+        """The field a key names at a level (0 the message, 1 an element, 2 its schema)."""
+        if level == 0:
+            if n == 3 and memcmp(b + k, b"scn", 3) == 0:
+                return M_SCN
+            if n == 4 and memcmp(b + k, b"scns", 4) == 0:
+                return M_SCNS
+            if n == 2 and memcmp(b + k, b"tm", 2) == 0:
+                return M_TM
+            if n == 3 and memcmp(b + k, b"tms", 3) == 0:
+                return M_TMS
+            if n == 3 and memcmp(b + k, b"xid", 3) == 0:
+                return M_XID
+            if n == 4 and memcmp(b + k, b"xidn", 4) == 0:
+                return M_XIDN
+            if n == 5 and memcmp(b + k, b"c_scn", 5) == 0:
+                return M_C_SCN
+            if n == 5 and memcmp(b + k, b"c_idx", 5) == 0:
+                return M_C_IDX
+            if n == 2 and memcmp(b + k, b"db", 2) == 0:
+                return M_DB
+            if n == 3 and memcmp(b + k, b"num", 3) == 0:
+                return M_NUM
+            if n == 7 and memcmp(b + k, b"payload", 7) == 0:
+                return M_PAYLOAD
+            return -1
+        if level == 1:
+            if n == 2 and memcmp(b + k, b"op", 2) == 0:
+                return E_OP
+            if n == 6 and memcmp(b + k, b"schema", 6) == 0:
+                return E_SCHEMA
+            if n == 5 and memcmp(b + k, b"after", 5) == 0:
+                return E_AFTER
+            if n == 6 and memcmp(b + k, b"before", 6) == 0:
+                return E_BEFORE
+            if n == 3 and memcmp(b + k, b"rid", 3) == 0:
+                return E_RID
+            if n == 3 and memcmp(b + k, b"num", 3) == 0:
+                return E_NUM
+            if n == 3 and memcmp(b + k, b"sql", 3) == 0:
+                return E_SQL
+            if n == 3 and memcmp(b + k, b"ddl", 3) == 0:
+                return E_DDL
+            if n == 3 and memcmp(b + k, b"seq", 3) == 0:
+                return E_SEQ
+            if n == 6 and memcmp(b + k, b"offset", 6) == 0:
+                return E_OFFSET
+            if n == 4 and memcmp(b + k, b"redo", 4) == 0:
+                return E_REDO
+            return -1
+        if n == 5 and memcmp(b + k, b"owner", 5) == 0:
+            return ES_OWNER
+        if n == 5 and memcmp(b + k, b"table", 5) == 0:
+            return ES_TABLE
+        if n == 3 and memcmp(b + k, b"obj", 3) == 0:
+            return ES_OBJ
+        if n == 7 and memcmp(b + k, b"columns", 7) == 0:
+            return ES_COLUMNS
+        return -1
+
+    cdef int64_t message_walk(self, int64_t start) except -2:
+        """The message's fields and its elements' (kept per element); returns the message's
+        end, or BAD."""
+        self.reset_fields(0, NF)
+        self.ne = 0
+        return self.walk(start, 0, 1)
+
+    cdef int64_t walk(self, int64_t i, int level, int depth) except -2:
+        """Record the fields of the object at i (level 0 the message, 1 an element, 2 its
+        schema; `depth`: its nesting, 1 at the top); returns its end, or BAD. Keys with
+        escapes are none of ours."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t end = self.dend, k, e, v, f
+        cdef int esc, done
+        i = ws(b, i + 1, end)
+        if i >= end:
+            return BAD
+        if b[i] == 125:
+            return i + 1
+        while True:
+            v = self.key_at(i, &k, &e, &esc)
+            if v == BAD:
+                return BAD
+            f = -1 if esc else self.key_field(b, k, e - k, level)
+            if f >= 0:
+                self.hn[f] += 1
+                if self.hn[f] == 1:
+                    self.hp[f] = v
+                elif self.hn[f] == 2:
+                    self.hk[f] = i
+            if f == E_SCHEMA and b[v] == 123 and self.hn[f] == 1:
+                e = self.walk(v, 2, depth + 1)
+            elif f == M_PAYLOAD and b[v] == 91 and self.hn[f] == 1:
+                e = self.elements(v, depth + 1)
+            else:
+                e = self.skip(v, 512 - depth)
+            if e == BAD:
+                return BAD
+            if f >= 0 and self.hn[f] == 1:
+                self.he[f] = e
+            i = self.after_value(e, 125, &done)
+            if i == BAD or done:
+                return i
+
+    cdef int64_t elements(self, int64_t v, int depth) except -2:
+        """The payload array at v (nested `depth` deep): each element's fields walked and
+        kept; returns the array's end, or BAD."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t i = ws(b, v + 1, self.dend), e, n
+        cdef int done
+        if i >= self.dend:
+            return BAD
+        if b[i] == 93:
+            return i + 1
+        while True:
+            n = self.ne
+            if n >= self.elcap:
+                self.elcap = max(16, 2 * self.elcap)
+                self.el_span = <int64_t*>_grow(self.el_span, self.elcap * 16)
+                self.el_hp = <int64_t*>_grow(self.el_hp, self.elcap * NE * 8)
+                self.el_hk = <int64_t*>_grow(self.el_hk, self.elcap * NE * 8)
+                self.el_he = <int64_t*>_grow(self.el_he, self.elcap * NE * 8)
+                self.el_hn = <int32_t*>_grow(self.el_hn, self.elcap * NE * 4)
+            if b[i] == 123:
+                self.reset_fields(E_OP, NF)
+                e = self.walk(i, 1, depth + 1)
+                if e == BAD:
+                    return BAD
+                memcpy(self.el_hp + n * NE, &self.hp[E_OP], NE * 8)
+                memcpy(self.el_hk + n * NE, &self.hk[E_OP], NE * 8)
+                memcpy(self.el_he + n * NE, &self.he[E_OP], NE * 8)
+                memcpy(self.el_hn + n * NE, &self.hn[E_OP], NE * 4)
+            else:
+                e = self.skip(i, 512 - depth)
+                if e == BAD:
+                    return BAD
+            self.el_span[2 * n] = i
+            self.el_span[2 * n + 1] = e
+            self.ne = n + 1
+            i = self.after_value(e, 93, &done)
+            if i == BAD or done:
+                return i
+
+    cdef void mproblem(self, int64_t f, int64_t code, int64_t pos, int64_t a, int64_t z) noexcept:
+        cdef int64_t* p = self.mp + self.nmp * 5
+        if self.nmp >= NF:
+            return
+        p[0] = f
+        p[1] = code
+        p[2] = pos
+        p[3] = a
+        p[4] = z
+        self.nmp += 1
+
+    cdef bint mint(self, int64_t f, int64_t code, int64_t* out) noexcept:
+        """Message field f as an int64 (a JSON integer or a string holding one; SCNs and
+        c_idx: 0 up to 2^63 - 1): 1, else 0 (absent, null, or a problem `code` noted)."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v = self.hp[f], e
+        if self.hn[f] == 0 or (self.hn[f] == 1 and b[v] == 110):
+            return False
+        if self.hn[f] > 1:
+            self.mproblem(f, P_TWICE, self.hk[f], self.hk[f], self.hk[f])
+            return False
+        e = self.he[f]
+        if (cdc_jv_int(b + v + 1, e - v - 2, I64_MIN, I64_MAX, out) if b[v] == 34
+                else cdc_jv_int(b + v, e - v, I64_MIN, I64_MAX, out)) \
+                and not (code != P_NOT_INT and out[0] < 0):
+            return True
+        self.mproblem(f, code, v, v, e)
+        return False
+
+    cdef void message(self):
+        """The message's own fields, once per document: xid, scn and tm (carried forward),
+        the positions; their problems are every row's (docs/olr.md, "Message fields")."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v, e, x
+        cdef uint64_t xid
+        cdef bint scn_sent, tm_sent
+        cdef Carry* c
+        self.nmp = 0
+        self.m_has_xid = False
+        self.m_xlen = 0
+        # txid: xid (a string), else xidn (a number or a string holding one)
+        if self.hn[M_XID] > 0 and not (self.hn[M_XID] == 1 and b[self.hp[M_XID]] == 110):
+            v = self.hp[M_XID]
+            e = self.he[M_XID]
+            if self.hn[M_XID] > 1:
+                self.mproblem(M_XID, P_TWICE, self.hk[M_XID], self.hk[M_XID], self.hk[M_XID])
+            elif b[v] == 34 and olr_xid(b + v + 1, e - v - 2, &xid):
+                self.m_has_xid = True
+                self.m_xid = xid
+            else:
+                self.mproblem(M_XID, P_XID, v, v, e)
+        elif self.hn[M_XIDN] > 0 and not (self.hn[M_XIDN] == 1 and b[self.hp[M_XIDN]] == 110):
+            v = self.hp[M_XIDN]
+            e = self.he[M_XIDN]
+            if self.hn[M_XIDN] > 1:
+                self.mproblem(M_XIDN, P_TWICE, self.hk[M_XIDN], self.hk[M_XIDN], self.hk[M_XIDN])
+            elif (b[v] == 34 and olr_uint(b + v + 1, e - v - 2, &xid)) \
+                    or (b[v] != 34 and olr_uint(b + v, e - v, &xid)):
+                self.m_has_xid = True
+                self.m_xid = xid
+            else:
+                self.mproblem(M_XIDN, P_XID, v, v, e)
+        if self.m_has_xid:
+            self.m_xlen = olr_xid_text(self.m_xid, self.m_xtext)
+        # scn: scn, else scns (sent: given, even when bad)
+        self.m_has_scn = False
+        scn_sent = True
+        if self.present(M_SCN):
+            self.m_has_scn = self.mint(M_SCN, P_SCN_INT, &self.m_scn)
+        elif self.present(M_SCNS):
+            v = self.hp[M_SCNS]
+            e = self.he[M_SCNS]
+            if self.hn[M_SCNS] > 1:
+                self.mproblem(M_SCNS, P_TWICE, self.hk[M_SCNS], self.hk[M_SCNS], self.hk[M_SCNS])
+            elif b[v] == 34 and olr_scns(b + v + 1, e - v - 2, &self.m_scn):
+                self.m_has_scn = True
+            else:
+                self.mproblem(M_SCNS, P_SCN, v, v, e)
+        else:
+            scn_sent = False
+        # tm: tm, else tms (read alike)
+        self.m_has_tm = False
+        tm_sent = True
+        if self.present(M_TM):
+            self.m_has_tm = self.mtime(M_TM)
+        elif self.present(M_TMS):
+            self.m_has_tm = self.mtime(M_TMS)
+        else:
+            tm_sent = False
+        # carry-forward within the transaction: a field not sent takes the remembered value;
+        # one sent (a bad one is null) is remembered when good
+        if self.m_has_xid:
+            c = self.carried(self.m_xid)
+            if scn_sent:
+                if self.m_has_scn:
+                    c.scn = self.m_scn
+                    c.has_scn = 1
+            elif c.has_scn:
+                self.m_scn = c.scn
+                self.m_has_scn = True
+            if tm_sent:
+                if self.m_has_tm:
+                    c.tm = self.m_tm
+                    c.has_tm = 1
+            elif c.has_tm:
+                self.m_tm = c.tm
+                self.m_has_tm = True
+        self.m_has_cscn = self.mint(M_C_SCN, P_SCN_INT, &self.m_cscn)
+        self.m_has_cidx = self.mint(M_C_IDX, P_UNSIGNED, &self.m_cidx)
+        self.m_has_num = self.mint(M_NUM, P_NOT_INT, &self.m_num)
+        # positions: c_scn (else scn), c_idx
+        self.m_has_pos = self.m_has_cscn or self.m_has_scn
+        if self.m_has_pos:
+            x = self.m_cscn if self.m_has_cscn else self.m_scn
+            be64(self.m_pos, <uint64_t>x)
+            be64(self.m_pos + 8, <uint64_t>(self.m_cidx if self.m_has_cidx else 0))
+
+    cdef bint present(self, int64_t f) noexcept:
+        """Field f is sent: given (even twice), and not a single null."""
+        return self.hn[f] > 1 or (self.hn[f] == 1 and self.buf[self.hp[f]] != 110)
+
+    cdef bint mtime(self, int64_t f) noexcept:
+        """tm / tms: an epoch (a JSON integer, or digits as text) or ISO-8601 text, either
+        optionally followed by ",<zone>"."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v = self.hp[f], e = self.he[f], x
+        if self.hn[f] > 1:
+            self.mproblem(f, P_TWICE, self.hk[f], self.hk[f], self.hk[f])
+            return False
+        if b[v] == 34:
+            if olr_time_text(b + v + 1, e - v - 2, self.epoch_unit, &self.m_tm):
+                return True
+        elif olr_digits(b + v, e - v, &x) and olr_epoch_us(x, self.epoch_unit, &self.m_tm):
+            return True
+        self.mproblem(f, P_TIME, v, v, e)
+        return False
+
+    cdef Carry* carried(self, uint64_t xid) except NULL:
+        """The carry entry of a transaction (made when new)."""
+        cdef int64_t i
+        for i in range(self.ncarry - 1, -1, -1):
+            if self.carry[i].xid == xid:
+                return &self.carry[i]
+        if self.ncarry >= self.carrycap:
+            self.carrycap = max(16, 2 * self.carrycap)
+            self.carry = <Carry*>_grow(self.carry, self.carrycap * sizeof(Carry))
+        i = self.ncarry
+        self.ncarry += 1
+        self.carry[i].xid = xid
+        self.carry[i].has_scn = self.carry[i].has_tm = 0
+        return &self.carry[i]
+
+    cdef void forget(self, uint64_t xid) noexcept:
+        cdef int64_t i
+        for i in range(self.ncarry):
+            if self.carry[i].xid == xid:
+                self.carry[i] = self.carry[self.ncarry - 1]
+                self.ncarry -= 1
+                return
+
+    # -- one element -------------------------------------------------------------------------
+    cdef int element_op(self) noexcept:
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v = self.hp[E_OP], n
+        if self.hn[E_OP] != 1 or b[v] != 34:
+            return OP_NONE
+        n = self.he[E_OP] - v - 2
+        v += 1
+        if n == 1:
+            if b[v] == 99:
+                return OP_C
+            if b[v] == 117:
+                return OP_U
+            if b[v] == 100:
+                return OP_D
+        elif n == 5 and memcmp(b + v, b"begin", 5) == 0:
+            return OP_BEGIN
+        elif n == 6 and memcmp(b + v, b"commit", 6) == 0:
+            return OP_COMMIT
+        elif n == 3 and memcmp(b + v, b"ddl", 3) == 0:
+            return OP_DDL
+        elif n == 5 and memcmp(b + v, b"chkpt", 5) == 0:
+            return OP_CHKPT
+        return OP_NONE
+
+    cdef bint is_text(self, int64_t f) noexcept:
+        """Field f holds a non-empty JSON string."""
+        cdef int64_t v = self.hp[f]
+        return v >= 0 and self.hn[f] == 1 and self.buf[v] == 34 and self.buf[v + 1] != 34
+
+    cdef int element(self) except -1:
+        """The document's element `ei`: one row (or a stop, nothing written)."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t n = self.ei, start = self.el_span[2 * n], end = self.el_span[2 * n + 1]
+        cdef int64_t tid, slot, row
+        cdef int op
+        cdef bint data, control
+        cdef Out o
+        cdef int r
+        if b[start] != 123:
+            return self.corrupt(start, end, P_ELEMENT, n, start)
+        memcpy(&self.hp[E_OP], self.el_hp + n * NE, NE * 8)
+        memcpy(&self.hk[E_OP], self.el_hk + n * NE, NE * 8)
+        memcpy(&self.he[E_OP], self.el_he + n * NE, NE * 8)
+        memcpy(&self.hn[E_OP], self.el_hn + n * NE, NE * 4)
+        if self.hn[E_SCHEMA] != 1 or b[self.hp[E_SCHEMA]] != 123:
+            self.reset_fields(ES_OWNER, NF)
+        op = self.element_op()
+        control = op == OP_BEGIN or op == OP_COMMIT or op == OP_DDL or op == OP_CHKPT
+        data = not control
+        if op == OP_COMMIT:
+            self.saw_commit = True
+        if control and self.images:             # control events: headers() only
+            return self.counted(True, False)
+        if data and not self.is_text(ES_TABLE):
+            if op != OP_NONE:
+                return self.corrupt(start, end, P_TABLE, n, start)
+            if self.hn[E_OP] > 1:           # nothing tells what it is: its op's problem
+                return self.corrupt(start, end, P_OP_CORRUPT, 1, self.hk[E_OP])
+            if self.hn[E_OP] == 0 or b[self.hp[E_OP]] == 110:
+                return self.corrupt(start, end, P_OP_CORRUPT, 0, start)
+            return self.corrupt(start, end, P_OP_CORRUPT, 2, self.hp[E_OP])
+        tid = self.element_table(0 if data else 1)
+        if tid < 0:
+            self.pending_data = data
+            self.pending_columns = None
+            if self.hn[ES_COLUMNS] == 1 and b[self.hp[ES_COLUMNS]] == 91:
+                self.pending_columns = bytes(b[self.hp[ES_COLUMNS]:self.he[ES_COLUMNS]])
+            return STOP_TABLE
+        self.cur_tid = tid
+        slot = self.tslot[tid]
+        self.unknown += self.tunk[tid]
+        if slot < 0:
+            return self.counted(control, False)
+        o = self.outs[slot]
+        if o.length >= self.batch_rows:
+            self.unknown -= self.tunk[tid]
+            self.full_slot = slot
+            return STOP_BATCH
+        o.reserve_row()
+        row = o.length
+        o.null_row(row)
+        self.header(o, row, op, start, end)
+        if data and o.images and op != OP_NONE:
+            r = self.images_of(o, row, op)
+            if r != 0:
+                o.clear_row(row)
+                self.unknown -= self.tunk[tid]
+                return r
+            self.extra += self.nx
+        if control:
+            self.control += 1
+        o.finish_row(row, self.msg, start, end, op)
+        self.records += 1
+        self.seq += 1
+        return 0
+
+    cdef uint8_t* room(self, int64_t n) except NULL:
+        if n > self.scap:
+            self.scap = max(n, 2 * self.scap, 256)
+            self.scratch = <uint8_t*>_grow(self.scratch, self.scap)
+        return self.scratch
+
+    cdef int64_t element_table(self, uint8_t tag) except -2:
+        """The table id of the element's (schema.owner, schema.table) texts, or -1 (tag 0:
+        a data event's, 1: a control event's, whose first record fixes no layout)."""
+        cdef int64_t sa = 0, sn = 0, ta = 0, tn = 0
+        if self.is_text(ES_TABLE):
+            ta = self.hp[ES_TABLE]
+            tn = self.he[ES_TABLE] - ta
+            if self.is_text(ES_OWNER):
+                sa = self.hp[ES_OWNER]
+                sn = self.he[ES_OWNER] - sa
+        return self.table_id(tag, sa, sn, ta, tn)
+
+    # -- the header --------------------------------------------------------------------------
+    cdef int twice(self, Out o, int64_t row, int64_t f) except -1:
+        if self.hn[f] > 1:
+            o.add_problem(row, f, P_TWICE, self.hk[f], self.hk[f], self.hk[f])
+            return 1
+        return 0
+
+    cdef int text(self, Out o, int64_t row, int64_t f, Column c) except -1:
+        """Field f as text: a string's text, any other value its JSON text; null stays null.
+        1 when written."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v = self.hp[f], e
+        if v < 0 or self.twice(o, row, f) or b[v] == 110:
+            return 0
+        e = self.he[f]
+        if b[v] == 34:
+            if put_string(c, row, b, v, self.dend):
+                o.add_problem(row, f, P_SURROGATE, v, v, e)
+                return 0
+            return 1
+        put_bytes(c, row, b + v, e - v)     # a number, true, false; a container's JSON text
+        return 1
+
+    cdef int eint(self, Out o, int64_t row, int64_t f, Column c) except -1:
+        """Element field f as an int64 into c."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v = self.hp[f], e, x
+        if v < 0 or self.twice(o, row, f) or b[v] == 110:
+            return 0
+        e = self.he[f]
+        if cdc_jv_int(b + v + 1, e - v - 2, I64_MIN, I64_MAX, &x) if b[v] == 34 \
+                else cdc_jv_int(b + v, e - v, I64_MIN, I64_MAX, &x):
+            put_fixed(c, row, &x, 8)
+            return 1
+        o.add_problem(row, f, P_NOT_INT, v, v, e)
+        return 0
+
+    cdef int header(self, Out o, int64_t row, int op, int64_t start, int64_t end) except -1:
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v, e, k
+        cdef uint8_t* p
+        col_valid(o.source_v, row)
+        for k in range(self.nmp):
+            o.add_problem(row, self.mp[k * 5], self.mp[k * 5 + 1], self.mp[k * 5 + 2],
+                          self.mp[k * 5 + 3], self.mp[k * 5 + 4])
+        # op / source_op
+        if self.hn[E_OP] == 0 or (self.hn[E_OP] == 1 and b[self.hp[E_OP]] == 110):
+            o.add_problem(row, E_OP, P_MISSING, start, start, start)
+        else:
+            self.text(o, row, E_OP, o.source_op)
+            if self.hn[E_OP] == 1:
+                if op == OP_NONE:
+                    o.add_problem(row, E_OP, P_BAD_OP, self.hp[E_OP], self.hp[E_OP],
+                                  self.he[E_OP])
+                elif op == OP_CHKPT:
+                    put_bytes(o.op, row, <const uint8_t*>b"checkpoint", 10)
+                else:
+                    v = self.hp[E_OP] + 1
+                    put_bytes(o.op, row, b + v, self.he[E_OP] - v - 1)
+        # schema / table
+        self.schema_fields(o, row)
+        cat = self.tcat[self.cur_tid]
+        if cat is not None:
+            if cat[0] is not None:
+                put_bytes(o.schema, row, <const uint8_t*><bytes>cat[0], len(cat[0]))
+            put_bytes(o.table, row, <const uint8_t*><bytes>cat[1], len(cat[1]))
+        else:
+            if self.is_text(ES_OWNER):
+                self.text(o, row, ES_OWNER, o.schema)
+            if self.is_text(ES_TABLE):
+                self.text(o, row, ES_TABLE, o.table)
+        if self.m_has_xid and op != OP_CHKPT:
+            put_bytes(o.txid, row, self.m_xtext, self.m_xlen)
+        if self.m_has_tm:
+            put_fixed(o.commit_ts, row, &self.m_tm, 8)
+            put_fixed(o.change_ts, row, &self.m_tm, 8)
+        if self.m_has_pos:
+            put_bytes(o.commit_pos, row, self.m_pos, 8)
+            o.change_pos.reserve_data(20)
+            p = o.change_pos.data + o.change_pos.dlen
+            memcpy(p, self.m_pos, 16)
+            be32(p + 16, <uint32_t>self.ei)
+            o.change_pos.dlen += 20
+            o.change_pos.offs[row + 1] = <int32_t>o.change_pos.dlen
+            col_valid(o.change_pos, row)
+        (<int64_t*>o.seq.data)[row] = self.seq
+        col_valid(o.seq, row)
+        # source
+        self.text(o, row, M_DB, (<Column>o.src[S_DB]))
+        if self.m_has_scn:
+            put_fixed((<Column>o.src[S_SCN]), row, &self.m_scn, 8)
+        if self.m_has_cscn:
+            put_fixed((<Column>o.src[S_C_SCN]), row, &self.m_cscn, 8)
+        if self.m_has_cidx:
+            put_fixed((<Column>o.src[S_C_IDX]), row, &self.m_cidx, 8)
+        if not self.eint(o, row, E_NUM, (<Column>o.src[S_NUM])) and self.m_has_num:
+            put_fixed((<Column>o.src[S_NUM]), row, &self.m_num, 8)
+        if self.present(M_XID):
+            self.text(o, row, M_XID, (<Column>o.src[S_XID]))
+        elif self.present(M_XIDN):
+            self.text(o, row, M_XIDN, (<Column>o.src[S_XID]))
+        self.text(o, row, E_RID, (<Column>o.src[S_RID]))
+        if not self.text(o, row, E_SQL, (<Column>o.src[S_DDL])):
+            self.text(o, row, E_DDL, (<Column>o.src[S_DDL]))
+        self.eint(o, row, E_SEQ, (<Column>o.src[S_CSEQ]))
+        self.eint(o, row, E_OFFSET, (<Column>o.src[S_COFF]))
+        self.redo(o, row)
+        return 0
+
+    cdef int schema_fields(self, Out o, int64_t row) except -1:
+        """The element's schema: an object whose owner and table are text, obj an integer,
+        columns a list of columns (docs/olr.md)."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v = self.hp[E_SCHEMA], f
+        if v < 0 or self.twice(o, row, E_SCHEMA) or b[v] == 110:
+            return 0
+        if b[v] != 123:
+            o.add_problem(row, E_SCHEMA, P_NOT_OBJECT, v, v, self.he[E_SCHEMA])
+            return 0
+        for f in (ES_OWNER, ES_TABLE):
+            v = self.hp[f]
+            if v >= 0 and not self.twice(o, row, f) and b[v] != 110 and b[v] != 34:
+                o.add_problem(row, f, P_TEXT, v, v, self.he[f])
+        self.eint(o, row, ES_OBJ, (<Column>o.src[S_OBJ]))
+        v = self.hp[ES_COLUMNS]
+        if v >= 0 and not self.twice(o, row, ES_COLUMNS) and b[v] != 110 \
+                and not self.columns_ok(v):
+            o.add_problem(row, ES_COLUMNS, P_COLUMNS, v, v, self.he[ES_COLUMNS])
+        return 0
+
+    cdef bint columns_ok(self, int64_t v) noexcept:
+        """schema.columns at v is a list of objects, each with one text `name`."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t i, k, e, w, names
+        cdef int esc
+        if b[v] != 91:
+            return False
+        i = ws(b, v + 1, self.dend)
+        while b[i] != 93:
+            if b[i] != 123:
+                return False
+            names = 0
+            k = ws(b, i + 1, self.dend)
+            while b[k] == 34:
+                esc = 0
+                e = str_end(b, k + 1, self.dend, &esc)
+                w = ws(b, ws(b, e + 1, self.dend) + 1, self.dend)
+                if not esc and e - k - 1 == 4 and memcmp(b + k + 1, b"name", 4) == 0:
+                    names += 1
+                    if b[w] != 34:
+                        return False
+                k = ws(b, token_end(b, w, self.dend), self.dend)
+                if b[k] == 44:
+                    k = ws(b, k + 1, self.dend)
+            if names != 1:
+                return False
+            i = ws(b, k + 1, self.dend)
+            if b[i] == 44:
+                i = ws(b, i + 1, self.dend)
+        return True
+
+    cdef int redo(self, Out o, int64_t row) except -1:
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v = self.hp[E_REDO], e
+        cdef int64_t n
+        if v < 0 or self.twice(o, row, E_REDO) or b[v] == 110:
+            return 0
+        e = self.he[E_REDO]
+        n = e - v
+        if b[v] == 116 or (n == 1 and b[v] == 49) or (n == 3 and b[v] == 34 and b[v + 1] == 49):
+            bits_set((<Column>o.src[S_CREDO]).data, row)
+            col_valid((<Column>o.src[S_CREDO]), row)
+        elif b[v] == 102 or (n == 1 and b[v] == 48) or (n == 3 and b[v] == 34 and b[v + 1] == 48):
+            col_valid((<Column>o.src[S_CREDO]), row)
+        else:
+            o.add_problem(row, E_REDO, P_BOOL, v, v, e)
+        return 0
+
+    # -- row images --------------------------------------------------------------------------
+    cdef int images_of(self, Out o, int64_t row, int op) except -1:
+        """before, after, changed, present of a data event's row; a stop (the row is then
+        taken back by the caller) when a JSON-kinds layout meets a new column."""
+        cdef int64_t j, n
+        cdef int r
+        cdef bint has_b = False, has_a = False
+        self.nx = 0
+        memset(o.sent_b, 0, o.ncols)
+        memset(o.sent_a, 0, o.ncols)
+        if op == OP_D or op == OP_U:
+            r = self.one_image(o, row, 0, &has_b)
+            if r != 0:
+                return r
+        if op == OP_C or op == OP_U:
+            r = self.one_image(o, row, 1, &has_a)
+            if r != 0:
+                return r
+        n = o.ncols
+        cdef uint8_t*** fl = o.flags
+        cdef int64_t byte = row >> 3
+        cdef uint8_t bit = <uint8_t>(1 << (row & 7))
+        if op == OP_C or op == OP_D:
+            col_valid(o.changed_v, row)
+            if has_a or has_b:              # present: null without the image
+                col_valid(o.present_v, row)
+            for j in range(n):
+                if has_a or has_b:
+                    fl[4 * j][0][byte] |= bit
+                    fl[4 * j + 1][0][byte] |= bit
+                if op == OP_C:
+                    fl[4 * j + 2][0][byte] |= bit
+                fl[4 * j + 3][0][byte] |= bit
+        elif op == OP_U and has_a:
+            col_valid(o.present_v, row)
+            col_valid(o.changed_v, row)
+            for j in range(n):
+                fl[4 * j + 1][0][byte] |= bit
+                fl[4 * j + 3][0][byte] |= bit
+                if o.sent_a[j]:
+                    fl[4 * j][0][byte] |= bit
+                    if not o.sent_b[j] or differs(<Column>o.before[j], <Column>o.after[j], row):
+                        fl[4 * j + 2][0][byte] |= bit
+        return 0
+
+    cdef int one_image(self, Out o, int64_t row, int which, bint* has) except -1:
+        """The before (0) or after (1) image: an object, or an array of one-member objects."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t f = E_AFTER if which else E_BEFORE, v = self.hp[f], i, e, w
+        cdef int r
+        has[0] = False
+        if v < 0 or self.twice(o, row, f) or b[v] == 110:
+            return 0
+        if b[v] == 91:
+            i = self.bad_pair(v)
+            if i >= 0:
+                o.add_problem(row, f, P_PAIR, i, i, token_end(b, i, self.dend))
+                return 0
+        if b[v] != 123 and b[v] != 91:
+            o.add_problem(row, f, P_NOT_OBJECT, v, v, self.he[f])
+            return 0
+        if b[v] == 123:
+            r = self.image(o, row, v, which)
+        else:
+            r = 0
+            i = ws(b, v + 1, self.dend)
+            while b[i] != 93:
+                r = self.image(o, row, i, which)
+                if r != 0:
+                    break
+                i = ws(b, value_end(b, i, self.dend), self.dend)
+                if b[i] == 44:
+                    i = ws(b, i + 1, self.dend)
+        if r != 0:
+            return r
+        col_valid(o.after_v if which else o.before_v, row)
+        has[0] = True
+        return 0
+
+    cdef int64_t bad_pair(self, int64_t v) noexcept:
+        """The first element of the array at v that is not an object of exactly one member,
+        or -1."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t i = ws(b, v + 1, self.dend), k, e
+        cdef int esc
+        while b[i] != 93:
+            if b[i] != 123:
+                return i
+            k = ws(b, i + 1, self.dend)
+            if b[k] != 34:
+                return i
+            e = str_end(b, k + 1, self.dend, &esc)
+            e = ws(b, ws(b, e + 1, self.dend) + 1, self.dend)
+            e = ws(b, token_end(b, e, self.dend), self.dend)
+            if b[e] != 125:
+                return i
+            i = ws(b, e + 1, self.dend)
+            if b[i] == 44:
+                i = ws(b, i + 1, self.dend)
+        return -1
+
+    cdef int image(self, Out o, int64_t row, int64_t v, int which) except -1:
+        """The image object at v into the before (0) or after (1) columns (an array form's
+        one-member objects come here one by one); 0, or STOP_COLUMN."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, f0, ln
+        cdef int esc
+        cdef uint8_t* sent = o.sent_a if which else o.sent_b
+        cdef list cols = o.after if which else o.before
+        cdef Column c
+        f0 = IMG_AFTER if which else IMG_BEFORE
+        i = ws(b, v + 1, end)
+        if b[i] == 125:
+            return 0
+        while True:
+            k = i + 1
+            j = -1
+            if guess < n and o.plain:
+                ln = o.noff[guess + 1] - o.noff[guess]
+                if k + ln < end and b[k + ln] == 34 and memcmp(
+                        b + k, <const char*>o.names + o.noff[guess], ln) == 0:
+                    j = guess               # the key the previous row had here
+                    e = k + ln
+                    esc = 0
+            if j < 0:
+                esc = 0
+                e = str_end(b, k, end, &esc)
+                j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
+            w = ws(b, ws(b, e + 1, end) + 1, end)
+            if j < 0:
+                if o.derived:
+                    self.pending_key = bytes(b[k:e])
+                    self.pending_slot = self.outs.index(o)
+                    return STOP_COLUMN
+                self.nx += 1                # a key the table lacks (docs/olr.md)
+                e = token_end(b, w, end)
+            else:
+                guess = j + 1
+                c = <Column>cols[j]
+                if sent[j]:
+                    undo_value(c, row)
+                    o.add_problem(row, f0 + j, P_TWICE, i, i, i)
+                    e = token_end(b, w, end)
+                else:
+                    sent[j] = 1
+                    e = self.value(o, c, j, row, w, f0 + j)
+            i = ws(b, e, end)
+            if b[i] == 125:
+                return 0
+            i = ws(b, i + 1, end)
+
+    # -- one value ---------------------------------------------------------------------------
+    cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
+                       int64_t field) except -2:
+        """The value at v of column j into c; returns its end."""
+        cdef const uint8_t* b = self.buf
+        cdef int esc = 0
+        cdef int64_t e
+        cdef int r
+        if b[v] == 34:
+            e = str_end(b, v + 1, self.dend, &esc) + 1
+        else:
+            e = token_end(b, v, self.dend)
+        if b[v] == 110:
+            if not o.nullable[j]:
+                o.add_problem(row, field, P_NOT_NULL, v, v, e)
+            return e
+        r = self.convert(o, c, j, row, v, e, esc)
+        if r != 1:
+            undo_value(c, row)
+            o.add_problem(row, field, P_SURROGATE if r == 2 else P_VALUE, v, v, e)
+        return e
+
+    cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
+                     int esc) except -1:
+        """1 when the value b[v:e] (not null) is one of column j's type and was written, 2 for
+        a lone surrogate in a text, else 0 (docs/olr.md, "Values")."""
+        cdef const uint8_t* b = self.buf
+        cdef int32_t kind = o.kind[j]
+        cdef uint8_t ch = b[v]
+        cdef const uint8_t* p = b + v
+        cdef int64_t n = e - v, x, lo, hi, us
+        cdef bint quoted = ch == 34
+        cdef bint number = ch == 45 or (48 <= ch <= 57)
+        cdef double d
+        cdef float f
+        cdef cdc_jv_i128 q
+        if quoted:
+            p = b + v + 1
+            n = e - v - 2
+            if esc and kind != K_STRING:     # the text the escapes stand for
+                n = json_unescape(p, n, self.room(n + 1))
+                if n < 0:
+                    return 0
+                p = self.scratch
+        if kind == K_STRING:
+            if quoted:
+                if not esc:
+                    put_bytes(c, row, p, n)
+                    return 1
+                return 2 if put_string(c, row, b, v, self.dend) else 1
+            if ch == 123 or ch == 91:
+                return 0
+            put_bytes(c, row, p, n)     # a number's text, true, false
+            return 1
+        if not quoted and not number and kind != K_BOOL:
+            return 0
+        if kind == K_INT8 or kind == K_INT16 or kind == K_INT32 or kind == K_INT64:
+            lo, hi = int_range(kind)
+            if not cdc_jv_is_number(p, n) or not olr_int(p, n, lo, hi, &x):
+                return 0
+            store_int(c, row, x)
+            return 1
+        if kind == K_DECIMAL:
+            if not cdc_jv_is_number(p, n) or not cdc_jv_decimal(p, n, o.prec[j], o.scl[j], &q):
+                return 0
+            put_fixed(c, row, &q, 16)
+            return 1
+        if kind == K_DECTEXT:
+            if not cdc_jv_is_number(p, n):
+                return 0
+            put_bytes(c, row, p, n)
+            return 1
+        if kind == K_FLOAT32 or kind == K_FLOAT64:
+            if not cdc_jv_is_number(p, n) or not parse_float(p, n, NULL, 46, &d, 0) or isinf(d):
+                return 0
+            if kind == K_FLOAT32:
+                f = <float>d
+                if isinf(f):
+                    return 0
+                put_fixed(c, row, &f, 4)
+            else:
+                put_fixed(c, row, &d, 8)
+            return 1
+        if kind == K_BOOL:
+            if ch == 116 or (n == 1 and p[0] == 49) or (quoted and n == 4
+                                                      and memcmp(p, b"true", 4) == 0):
+                bits_set(c.data, row)
+            elif not (ch == 102 or (n == 1 and p[0] == 48)
+                      or (quoted and n == 5 and memcmp(p, b"false", 5) == 0)):
+                return 0
+            col_valid(c, row)
+            return 1
+        if kind == K_BINARY:
+            if not quoted:
+                return 0
+            c.reserve_data(n)
+            x = olr_hex(p, n, c.data + c.dlen)
+            if x < 0:
+                return 0
+            c.dlen += x
+            c.offs[row + 1] = <int32_t>c.dlen
+            col_valid(c, row)
+            return 1
+        if kind == K_TIMESTAMP or kind == K_TIMESTAMP_TZ:
+            if quoted:
+                if not olr_time_text(p, n, self.epoch_unit, &us):
+                    return 0
+            elif not olr_digits(p, n, &x) or not olr_epoch_us(x, self.epoch_unit, &us):
+                return 0
+            put_fixed(c, row, &us, 8)
+            return 1
+        if kind == K_TIME64:
+            if not quoted or not olr_time(p, n, &us):
+                return 0
+            put_fixed(c, row, &us, 8)
+            return 1
+        return 0
+

@@ -1,0 +1,286 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""One output table of a JSON kernel's run (`_olr`, `_qlik`): see _rows.pxd."""
+from libc.stdint cimport uint8_t, int32_t, int64_t
+from libc.stdlib cimport free
+from libc.string cimport memcmp
+
+from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get,
+                             kind_column)
+from cdcfast._kinds cimport *
+from cdcfast._jsonrow cimport _grow, undo_value, json_unescape
+
+import numpy as np
+
+
+cdef class Out:
+    """One output table of a run: the envelope's columns, and the row images of its table
+    when it has a layout and the call wants images."""
+
+    def __cinit__(self, source, kinds, precs, scales, nullables, names, bint images,
+                  bint derived=False):
+        cdef int64_t j, n = len(kinds) if images else 0
+        self.images = images
+        self.derived = derived and images
+        self.ncols = 0
+        self.kind = self.prec = self.scl = NULL
+        self.nullable = self.sent_b = self.sent_a = NULL
+        self.noff = <int64_t*>_grow(NULL, 8)
+        self.noff[0] = 0
+        self.names = b""
+        self.lob = b""
+        self.plain = True
+        self.before, self.after, self.changed, self.present = [], [], [], []
+        for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "change_pos"):
+            setattr(self, name, Column(VAR))
+        for name in ("commit_ts", "change_ts", "seq"):
+            setattr(self, name, Column(FIXED, 8))
+        self.src = [Column(*spec) for spec in source]
+        self.source_v = Column(VALIDITY)
+        self.before_v = Column(VALIDITY)
+        self.after_v = Column(VALIDITY)
+        self.changed_v = Column(VALIDITY)
+        self.present_v = Column(VALIDITY)
+        self.cols = [self.op, self.source_op, self.schema, self.table, self.txid,
+                     self.commit_ts, self.change_ts, self.commit_pos, self.change_pos, self.seq,
+                     self.source_v, self.before_v, self.after_v, self.changed_v,
+                     self.present_v] + self.src
+        self.voffs = NULL
+        self.vdlen = NULL
+        self.flags = NULL
+        self.room = 0
+        self.errs = NULL
+        self.nerr = self.errcap = 0
+        self.rmsg = self.rstart = self.rend = NULL
+        self.rop = NULL
+        self.rcap = 0
+        self.length = 0
+        for j in range(n):
+            self._column(kinds[j], precs[j], scales[j], nullables[j], names[j])
+        self._vars()
+
+    def __dealloc__(self):
+        free(self.kind)
+        free(self.prec)
+        free(self.scl)
+        free(self.nullable)
+        free(self.sent_b)
+        free(self.sent_a)
+        free(self.noff)
+        free(self.voffs)
+        free(self.vdlen)
+        free(self.flags)
+        free(self.errs)
+        free(self.rmsg)
+        free(self.rstart)
+        free(self.rend)
+        free(self.rop)
+
+    cdef _column(self, int32_t kind, int32_t prec, int32_t scale, bint nullable, str name):
+        """One more image column (the layout's next)."""
+        cdef int64_t j = self.ncols, n = j + 1
+        self.kind = <int32_t*>_grow(self.kind, n * 4)
+        self.prec = <int32_t*>_grow(self.prec, n * 4)
+        self.scl = <int32_t*>_grow(self.scl, n * 4)
+        self.nullable = <uint8_t*>_grow(self.nullable, n)
+        self.sent_b = <uint8_t*>_grow(self.sent_b, n)
+        self.sent_a = <uint8_t*>_grow(self.sent_a, n)
+        self.noff = <int64_t*>_grow(self.noff, (n + 1) * 8)
+        self.kind[j] = kind
+        self.prec[j] = prec
+        self.scl[j] = scale
+        self.nullable[j] = nullable
+        nb = name.encode("utf-8")
+        self.names = self.names + nb
+        self.lob = self.lob + b"\0"
+        self.noff[j + 1] = len(self.names)
+        self.plain = self.plain and not any(c < 32 or c in (34, 92) for c in nb)
+        cols = [kind_column(kind), kind_column(kind), Column(BITS), Column(BITS)]
+        cdef Column c
+        cdef int64_t r
+        for c in cols:                  # null in the rows so far (fresh bitmaps are zeroed)
+            c.reserve(max(64, self.room, self.length + 1))
+            if c.layout == VAR:
+                for r in range(self.length + 1):
+                    c.offs[r] = 0
+            c.length = self.length
+        self.before.append(cols[0])
+        self.after.append(cols[1])
+        self.changed.append(cols[2])
+        self.present.append(cols[3])
+        self.cols += cols
+        self.ncols = n
+
+    cdef _vars(self):
+        cdef Column vc
+        cdef int64_t j
+        self.vars_ = [c for c in self.cols if (<Column>c).layout == VAR]
+        self.nvars = len(self.vars_)
+        self.voffs = <int32_t***>_grow(self.voffs, (self.nvars + 1) * sizeof(void*))
+        self.vdlen = <int64_t**>_grow(self.vdlen, (self.nvars + 1) * sizeof(void*))
+        for j, vc in enumerate(self.vars_):
+            self.voffs[j] = &vc.offs
+            self.vdlen[j] = &vc.dlen
+        # the flag bitmaps, reached without Python (the fields of Columns the lists keep)
+        self.flags = <uint8_t***>_grow(self.flags, (4 * self.ncols + 1) * sizeof(void*))
+        for j in range(self.ncols):
+            vc = self.present[j]
+            self.flags[4 * j] = &vc.data
+            self.flags[4 * j + 1] = &vc.valid
+            vc = self.changed[j]
+            self.flags[4 * j + 2] = &vc.data
+            self.flags[4 * j + 3] = &vc.valid
+
+    def add_column(self, str name, int32_t kind=K_STRING, int32_t prec=0, int32_t scale=0,
+                   bint nullable=True, bint fill=True):
+        """One more column (a layout typed by the data met a new one; a layout fixed after
+        the output's first rows), null in the rows so far; with `fill`, `present` /
+        `changed` there as for a column those rows' images left out (docs/olr.md), else null
+        (docs/qlik.md)."""
+        cdef int64_t j = self.ncols, r
+        cdef uint8_t op
+        self._column(kind, prec, scale, nullable, name)
+        self._vars()
+        self.room = min([(<Column>c).cap for c in self.cols])
+        cdef Column ch = self.changed[j], pr = self.present[j]
+        if not fill:
+            return
+        for r in range(self.length):
+            op = self.rop[r]
+            if bits_get(self.present_v.valid, r):
+                col_valid(pr, r)
+                if op == ROW_C or op == ROW_D:
+                    bits_set(pr.data, r)
+            if bits_get(self.changed_v.valid, r):
+                col_valid(ch, r)
+                if op == ROW_C:
+                    bits_set(ch.data, r)
+
+    cdef int64_t column_of(self, const uint8_t* k, int64_t n) noexcept:
+        """The column named by the key bytes k[0:n], or -1."""
+        cdef int64_t j
+        cdef const char* names = <const char*>self.names
+        for j in range(self.ncols):
+            if self.noff[j + 1] - self.noff[j] == n and memcmp(names + self.noff[j], k, n) == 0:
+                return j
+        return -1
+
+    cdef int64_t column_of_escaped(self, const uint8_t* k, int64_t n) except -2:
+        """column_of for a key with escapes (unescaped first; a lone surrogate names none)."""
+        cdef bytearray tmp = bytearray(n + 1)
+        cdef uint8_t* t = tmp
+        cdef int64_t m = json_unescape(k, n, t)
+        if m < 0:
+            return -1
+        return self.column_of(t, m)
+
+    cdef void null_row(self, int64_t row) noexcept:
+        """Every column of the row null (the bits are 0 already: buffers are zeroed)."""
+        cdef int64_t k
+        for k in range(self.nvars):
+            self.voffs[k][0][row + 1] = <int32_t>self.vdlen[k][0]
+
+    cdef void finish_row(self, int64_t row, int64_t msg, int64_t start, int64_t end,
+                         uint8_t op) noexcept:
+        self.rmsg[row] = msg
+        self.rstart[row] = start
+        self.rend[row] = end
+        self.rop[row] = op
+        self.length = row + 1
+
+    cdef int reserve_row(self) except -1:
+        """Room for one more row in every column (rows are written at an index; columns
+        learn their length here and in sync_lengths)."""
+        cdef Column c
+        cdef int64_t n = self.length
+        if n >= self.room:
+            for c in self.cols:
+                c.length = n
+                c.reserve(max(64, n))
+            self.room = min([c.cap for c in self.cols])
+        if self.rcap <= n:
+            self.rcap = max(64, 2 * self.rcap)
+            self.rmsg = <int64_t*>_grow(self.rmsg, self.rcap * 8)
+            self.rstart = <int64_t*>_grow(self.rstart, self.rcap * 8)
+            self.rend = <int64_t*>_grow(self.rend, self.rcap * 8)
+            self.rop = <uint8_t*>_grow(self.rop, self.rcap)
+        return 0
+
+    cdef void clear_row(self, int64_t row) noexcept:
+        """Take back everything written at `row` (not yet a row of the output)."""
+        cdef Column c
+        for c in self.cols:
+            undo_value(c, row)
+        if self.nerr and self.errs[(self.nerr - 1) * 6] == row:
+            self.nerr -= 1
+
+    cdef int add_problem(self, int64_t row, int64_t field, int64_t code, int64_t pos,
+                         int64_t a, int64_t b) except -1:
+        """Keep the row's first problem in document order (one entry per row)."""
+        cdef int64_t* e
+        if self.nerr and self.errs[(self.nerr - 1) * 6] == row:
+            e = self.errs + (self.nerr - 1) * 6
+            if pos < e[3]:
+                e[1] = field
+                e[2] = code
+                e[3] = pos
+                e[4] = a
+                e[5] = b
+            return 0
+        if self.nerr >= self.errcap:
+            self.errcap = max(64, 2 * self.errcap)
+            self.errs = <int64_t*>_grow(self.errs, self.errcap * 6 * 8)
+        e = self.errs + self.nerr * 6
+        e[0] = row
+        e[1] = field
+        e[2] = code
+        e[3] = pos
+        e[4] = a
+        e[5] = b
+        self.nerr += 1
+        return 0
+
+    def problems(self):
+        """(row, field, code, pos, a, b) of every row with a problem, then start afresh."""
+        out = [tuple(self.errs[i * 6 + k] for k in range(6)) for i in range(self.nerr)]
+        self.nerr = 0
+        return out
+
+    def peek_problems(self):
+        """The first problem (row, field, code, pos, a, b, message index), if any, kept."""
+        if not self.nerr:
+            return []
+        return [tuple(self.errs[k] for k in range(6)) + (self.rmsg[self.errs[0]],)]
+
+    def rows_info(self):
+        """Per row: (message index, record start, record end) as int64 numpy arrays."""
+        cdef int64_t n = self.length * 8
+        if n == 0:
+            e = np.zeros(0, dtype=np.int64)
+            return e, e, e
+        return (np.frombuffer((<char*>self.rmsg)[:n], dtype=np.int64),
+                np.frombuffer((<char*>self.rstart)[:n], dtype=np.int64),
+                np.frombuffer((<char*>self.rend)[:n], dtype=np.int64))
+
+    def sync_lengths(self):
+        cdef Column c
+        for c in self.cols:
+            c.length = self.length
+
+    def finished(self):
+        self.length = 0
+        self.room = 0
+
+
+def source_spec(struct):
+    """The Column layouts of a source struct's fields (Out's `source` argument): text and
+    binary VAR, booleans BITS, every other (int64, timestamps) 8-byte FIXED."""
+    import pyarrow as pa
+    spec = []
+    for f in struct:
+        if pa.types.is_string(f.type) or pa.types.is_binary(f.type):
+            spec.append((VAR,))
+        elif pa.types.is_boolean(f.type):
+            spec.append((BITS,))
+        else:
+            spec.append((FIXED, 8))
+    return spec

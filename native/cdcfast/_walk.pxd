@@ -1,0 +1,68 @@
+# cython: language_level=3
+"""The walk every message kernel of a JSON format shares (`_olr`, `_qlik`): a Part's messages
+cut into pieces (a `{` that starts a line begins one), documents read one by one by the
+format's `document`, each walked once with every step checked (`key_at`, `after_value`,
+`skip`); the strict scanner of _json.h reads a document only when the walk refuses it. Table
+ids (a name's raw JSON text -> the output its records go to) and the outputs live here too,
+and the corrupt records, which every format writes alike.
+"""
+from libc.stdint cimport uint8_t, int64_t
+
+from cdcfast._rows cimport Out
+
+# what a kernel stops for (the same numbers in every format's run)
+cdef enum:
+    STOP_END = 0         # the part is done
+    STOP_BATCH = 1       # an output reached batch_rows
+    STOP_TABLE = 2       # a record names a table the kernel has no id for
+    STOP_COLUMN = 3      # an image has a key its derived layout has not met
+    STOP_META = 4        # (qlik) a metadata message, for Python to read
+    STOP_PAUSE = 6       # PAUSE_BYTES more of the input are read
+
+cdef enum:
+    BAD = -3             # a checked walk met something that is not well-formed JSON
+
+
+cdef class Walker:
+    cdef object keep
+    cdef const uint8_t* buf
+    cdef int64_t nmsg
+    cdef const int64_t* moff
+    cdef const uint8_t* mvalid
+    cdef bint images
+    cdef readonly int64_t msg, pos, piece_end, seq, tombstones, records, control, unknown
+    cdef int64_t paused
+    cdef public int64_t extra
+    cdef public int64_t batch_rows
+    cdef public bint messages           # each message an input (Spark): seq counts per message
+    # the document in hand
+    cdef int64_t dstart, dend
+    cdef bint checking                  # the walk checks the syntax (the scanner on refusal)
+    cdef unsigned high                  # a byte past 0x7F was met (UTF-8 to check)
+    # table ids: a tag byte + raw JSON texts -> tid, tid -> output slot and row names
+    cdef list tnames
+    cdef int64_t* tslot
+    cdef list tcat                      # per tid: the row's (schema, table) as bytes, or None
+    cdef uint8_t* tunk                  # per tid: a table no catalog or metadata describes
+    cdef int64_t ntid, tcap, last_tid, cur_tid
+    cdef readonly bytes pending_name    # STOP_TABLE: what the record named
+    # outputs, by slot
+    cdef list outs
+    cdef public int64_t headers_slot    # headers(): the one output of every record (-1: none)
+    cdef public int64_t corrupt_slot    # where unattributable records go (-1: dropped)
+    cdef readonly int64_t full_slot     # STOP_BATCH: which output
+
+    cdef bint busy(self) noexcept
+    cdef void new_input(self) noexcept
+    cdef int document(self) except -1
+    cdef bint next_piece(self)
+    cdef int64_t content_end(self)
+    cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2
+    cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept
+    cdef int64_t skip(self, int64_t v, int depth_left) noexcept
+    cdef bint utf8_ok(self, int64_t start, int64_t end) noexcept
+    cdef int corrupt(self, int64_t start, int64_t end, int64_t code, int64_t scode,
+                     int64_t err_pos) except -1
+    cdef int counted(self, bint control, bint unknown) noexcept
+    cdef int64_t table_id(self, uint8_t tag, int64_t sa, int64_t sn, int64_t ta,
+                          int64_t tn) except -2

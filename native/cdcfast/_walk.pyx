@@ -1,0 +1,273 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The walk every message kernel of a JSON format shares: see _walk.pxd."""
+from libc.stdint cimport uint8_t, int64_t
+from libc.stdlib cimport free
+from libc.string cimport memcmp, memchr
+
+from cdcfast._arrow cimport col_valid
+from cdcfast._jsonrow cimport *
+from cdcfast._rows cimport Out, ROW_OTHER
+
+cdef int64_t PAUSE_BYTES = 64 << 20
+
+
+cdef class Walker:
+    def __cinit__(self, data, offsets, valid, bint images, *args):
+        self.keep = (data, offsets, valid)
+        cdef const uint8_t[::1] mv = data if len(data) else b"\0"
+        self.buf = &mv[0]
+        cdef const int64_t[::1] mo = offsets
+        self.moff = &mo[0]
+        self.nmsg = len(offsets) - 1
+        cdef const uint8_t[::1] vv
+        self.mvalid = NULL
+        if valid is not None:
+            vv = valid
+            self.mvalid = &vv[0]
+        self.images = images
+        self.msg = -1
+        self.pos = self.piece_end = self.paused = 0
+        self.seq = self.tombstones = self.records = self.control = self.unknown = 0
+        self.extra = 0
+        self.batch_rows = 1 << 20
+        self.messages = False
+        self.tnames = []
+        self.tcat = []
+        self.tslot = NULL
+        self.tunk = NULL
+        self.ntid = self.tcap = 0
+        self.last_tid = -1
+        self.outs = []
+        self.headers_slot = -1
+        self.corrupt_slot = -1
+
+    def __dealloc__(self):
+        free(self.tslot)
+        free(self.tunk)
+
+    # -- what Python tells the walker --------------------------------------------------------
+    def add_output(self, Out out):
+        self.outs.append(out)
+        return len(self.outs) - 1
+
+    def add_table(self, bytes name, int64_t slot, cat=None, bint unknown=False):
+        """Give the table the last STOP_TABLE named an id and the output its records go to
+        (-1: not wanted; below: a format's own meaning); `cat`: the row's (schema, table)
+        names as bytes (None: as sent); `unknown`: its records count as of an unknown table."""
+        self.tcat.append(cat)
+        if self.ntid >= self.tcap:
+            self.tcap = max(16, 2 * self.tcap)
+            self.tslot = <int64_t*>_grow(self.tslot, self.tcap * 8)
+            self.tunk = <uint8_t*>_grow(self.tunk, self.tcap)
+        self.tnames.append(name)
+        self.tslot[self.ntid] = slot
+        self.tunk[self.ntid] = unknown
+        self.ntid += 1
+
+    def forget_tables(self):
+        """Every table id anew (what a name stands for has changed)."""
+        self.tnames = []
+        self.tcat = []
+        self.ntid = 0
+        self.last_tid = -1
+
+    def seq_start(self, int64_t seq):
+        self.seq = seq
+
+    # -- the loop ----------------------------------------------------------------------------
+    def run(self):
+        """Decode documents until the part ends or Python is needed; returns a STOP_ code."""
+        cdef int r
+        while True:
+            if not self.busy():
+                if self.pos >= self.piece_end:
+                    if self.pos - self.paused >= PAUSE_BYTES:
+                        self.paused = self.pos
+                        return STOP_PAUSE       # Python gives back the mapped input behind
+                    if not self.next_piece():
+                        return STOP_END
+                self.pos = ws(self.buf, self.pos, self.piece_end)
+                if self.pos >= self.piece_end:
+                    continue
+            r = self.document()
+            if r != 0:
+                return r
+
+    cdef bint busy(self) noexcept:
+        """A document is in hand, halfway (its walk resumes, not a new one)."""
+        return False
+
+    cdef void new_input(self) noexcept:
+        """A message that is an input of its own begins (Spark, SPEC §6)."""
+        self.seq = 0
+
+    cdef int document(self) except -1:
+        raise NotImplementedError
+
+    cdef bint next_piece(self):
+        """Move to the next piece (a message's bytes up to a `{` that starts a line)."""
+        cdef int64_t a, end, i
+        cdef const uint8_t* b = self.buf
+        if self.msg >= 0 and self.piece_end < self.moff[self.msg + 1]:
+            a = self.piece_end
+        else:
+            while True:
+                self.msg += 1
+                if self.msg >= self.nmsg:
+                    return False
+                if self.mvalid != NULL and not self.mvalid[self.msg]:
+                    self.tombstones += 1
+                    continue
+                a = self.moff[self.msg]
+                if ws(b, a, self.moff[self.msg + 1]) >= self.moff[self.msg + 1]:
+                    self.tombstones += 1        # an empty message
+                    continue
+                if self.messages:
+                    self.new_input()
+                break
+        end = self.moff[self.msg + 1]
+        cdef const uint8_t* q = b + a
+        cdef const uint8_t* z = b + end
+        while True:
+            q = <const uint8_t*>memchr(q, 10, z - q)
+            if q == NULL or q + 1 >= z:
+                i = end
+                break
+            if q[1] == 123:
+                i = q + 1 - b
+                break
+            q += 1
+        self.pos = a
+        self.piece_end = i
+        return True
+
+    cdef int64_t content_end(self):
+        """The piece's end without its trailing whitespace."""
+        cdef int64_t e = self.piece_end
+        while e > self.pos and (self.buf[e - 1] == 32 or self.buf[e - 1] == 10
+                                or self.buf[e - 1] == 13 or self.buf[e - 1] == 9):
+            e -= 1
+        return e
+
+    # -- the checked walk --------------------------------------------------------------------
+    cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2:
+        """The member at i: its key's first byte (k) and closing quote (e); returns its value's
+        first byte, or BAD."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t end = self.dend, j, v, ep
+        cdef int code
+        if self.checking and (i >= end or b[i] != 34):
+            return BAD
+        k[0] = i + 1
+        esc[0] = 0
+        e[0] = json_string_scan(b, i + 1, end, esc, &self.high, &code, &ep)
+        if e[0] < 0:
+            return BAD
+        j = ws(b, e[0] + 1, end)
+        if self.checking and (j >= end or b[j] != 58):
+            return BAD
+        v = ws(b, j + 1, end)
+        if v >= end:
+            return BAD
+        return v
+
+    cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept:
+        """After a member's (or element's) value ending at e: the next one's start (done 0),
+        or just past the container closed by `close` (done 1), or BAD."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t i = ws(b, e, self.dend)
+        if i >= self.dend:
+            return BAD
+        if b[i] == 44:
+            done[0] = 0
+            i = ws(b, i + 1, self.dend)
+            return i if i < self.dend else BAD
+        if self.checking and b[i] != close:
+            return BAD
+        done[0] = 1
+        return i + 1
+
+    cdef int64_t skip(self, int64_t v, int depth_left) noexcept:
+        """The end of the value at v (checked when checking), or BAD."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t end = self.dend, e, ep
+        cdef int esc = 0, code
+        cdef uint8_t c = b[v]
+        if not self.checking:
+            return token_end(b, v, end)
+        if c == 34:
+            e = json_string_scan(b, v + 1, end, &esc, &self.high, &code, &ep)
+            return e + 1 if e >= 0 else BAD
+        if c == 45 or (48 <= c <= 57):
+            e = json_number_end(b, v, end)
+            return e if e >= 0 else BAD
+        if c == 116:
+            return v + 4 if v + 4 <= end and memcmp(b + v, b"true", 4) == 0 else BAD
+        if c == 102:
+            return v + 5 if v + 5 <= end and memcmp(b + v, b"false", 5) == 0 else BAD
+        if c == 110:
+            return v + 4 if v + 4 <= end and memcmp(b + v, b"null", 4) == 0 else BAD
+        if c == 123 or c == 91:
+            e = json_value_scan_d(b, v, end, depth_left, &self.high, &code, &ep)
+            return e if e >= 0 else BAD
+        return BAD
+
+    cdef bint utf8_ok(self, int64_t start, int64_t end) noexcept:
+        """The checked walk's last step: the document's bytes are UTF-8 (looked at only when
+        a byte past 0x7F was met)."""
+        return not self.high or cdc_utf8_first_invalid(self.buf + start, end - start) < 0
+
+    # -- records -----------------------------------------------------------------------------
+    cdef int corrupt(self, int64_t start, int64_t end, int64_t code, int64_t scode,
+                     int64_t err_pos) except -1:
+        """A record that names no table: only _corrupt_record and _error."""
+        cdef int64_t slot = self.corrupt_slot if self.corrupt_slot >= 0 else self.headers_slot
+        cdef Out o
+        cdef int64_t row
+        if slot >= 0:
+            o = self.outs[slot]
+            if o.length >= self.batch_rows:
+                self.full_slot = slot
+                return STOP_BATCH
+            o.reserve_row()
+            row = o.length
+            o.null_row(row)
+            (<int64_t*>o.seq.data)[row] = self.seq
+            col_valid(o.seq, row)
+            o.add_problem(row, scode, code, err_pos, start, end)
+            o.finish_row(row, self.msg, start, end, ROW_OTHER)
+        self.records += 1
+        self.seq += 1
+        return 0
+
+    cdef int counted(self, bint control, bint unknown) noexcept:
+        """A record no output wants: counted only."""
+        self.control += control
+        self.unknown += unknown
+        self.records += 1
+        self.seq += 1
+        return 0
+
+    cdef int64_t table_id(self, uint8_t tag, int64_t sa, int64_t sn, int64_t ta,
+                          int64_t tn) except -2:
+        """The id of the table named by `tag` and the raw texts buf[sa:sa+sn], buf[ta:ta+tn],
+        or -1 (then pending_name holds them for Python: tag, first text, NUL, second)."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t t, n = 2 + sn + tn
+        cdef bytes name
+        cdef const char* p
+        if self.last_tid >= 0:
+            name = self.tnames[self.last_tid]
+            p = <const char*>name
+            if len(name) == n and <uint8_t>p[0] == tag and memcmp(p + 1, b + sa, sn) == 0 \
+                    and memcmp(p + 2 + sn, b + ta, tn) == 0:
+                return self.last_tid
+        for t in range(self.ntid):
+            name = self.tnames[t]
+            p = <const char*>name
+            if len(name) == n and <uint8_t>p[0] == tag and memcmp(p + 1, b + sa, sn) == 0 \
+                    and memcmp(p + 2 + sn, b + ta, tn) == 0:
+                self.last_tid = t
+                return t
+        self.pending_name = bytes([tag]) + bytes(b[sa:sa + sn]) + b"\0" + bytes(b[ta:ta + tn])
+        return -1

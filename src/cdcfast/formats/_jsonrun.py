@@ -1,0 +1,191 @@
+"""What the native runs of the JSON message formats share (`olr`, `qlik`): a kernel's
+Scanner (cdcfast/_walk.pyx) driven part by part — Python answers what it stops for — and
+its outputs (cdcfast/_rows.pyx) turned into record batches whose error texts the format's
+`describe` writes, as its reference does."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from .. import envelope
+from ..errors import DecodeError
+from ..reference import _jsondoc as ref
+from ..sources import release
+from .base import (ALL, HEADERS, MESSAGE, apply_mode, binary_column, errors_column,
+                   image_structs)
+
+STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META, _, STOP_PAUSE = range(7)
+
+
+class _Output:
+    def __init__(self, key, layout, images, slot, out):
+        self.key, self.layout, self.images, self.slot, self.out = key, layout, images, slot, out
+
+
+class KernelRun:
+    """Decode one Part with a format's kernel: `kernel` its module, `source` its source
+    struct, `corrupt` the problem codes of corrupt records; a subclass makes the Scanner
+    (`scanner`), gives layouts (`layout_of_key`), answers the other stops (`answer`) and
+    writes error texts (`describe`)."""
+    source = pa.struct([])
+    corrupt = frozenset()
+
+    def __init__(self, fmt, part, want, images, batch_rows, mode, stats, call, kernel):
+        from .. import _rows
+        self.k = kernel
+        self.rows = _rows
+        self.spec = _rows.source_spec(self.source)
+        self.fmt, self.part, self.want, self.images = fmt, part, want, images
+        self.batch_rows, self.mode, self.stats, self.call = batch_rows, mode, stats, call
+        self.sc = self.scanner(images)
+        self.sc.batch_rows = batch_rows
+        self.sc.seq_start(call.seq)
+        self.sc.messages = want.messages
+        self.outputs = {}           # key -> _Output
+        self.by_slot = []
+        self.released = 0
+        if not images and want.table is None:
+            self.sc.headers_slot = self.output(HEADERS).slot
+        ckey = want.corrupt_key
+        if ckey is not None or want.table is ALL:
+            self.sc.corrupt_slot = self.output(ckey).slot
+
+    def scanner(self, images):
+        raise NotImplementedError
+
+    def layout_of_key(self, key):
+        raise NotImplementedError
+
+    def answer(self, stop: int):
+        raise NotImplementedError
+
+    def describe(self, o, field, code, raw, pos, data):
+        raise NotImplementedError
+
+    # -- outputs ---------------------------------------------------------------------------------
+    def output(self, key, layout=None) -> _Output:
+        o = self.outputs.get(key)
+        if o is not None:
+            return o
+        images = self.images and key != HEADERS
+        if images and key is not None and layout is None:
+            layout = self.layout_of_key(key)
+        cols = layout.columns if (images and layout is not None) else []
+        out = self.rows.Out(self.spec, [c.type.kind for c in cols], [c.type.precision for c in cols],
+                         [c.type.scale for c in cols], [c.nullable for c in cols],
+                         [c.name for c in cols], images, images and layout is not None
+                         and layout.derived)
+        if cols and hasattr(cols[0], "lob"):
+            out.lob = bytes(bool(c.lob) for c in cols)
+        slot = self.sc.add_output(out)
+        o = self.outputs[key] = _Output(key, layout, self.images, slot, out)
+        self.by_slot.append(o)
+        return o
+
+    # -- the loop --------------------------------------------------------------------------------
+    def run(self):
+        sc = self.sc
+        try:
+            while True:
+                r = sc.run()
+                if r == STOP_END:
+                    break
+                if r == STOP_BATCH:
+                    yield from self.flush(self.by_slot[sc.full_slot])
+                    self.released = release(self.part.data, sc.pos, self.released)
+                elif r == STOP_PAUSE:
+                    self.released = release(self.part.data, sc.pos, self.released)
+                else:
+                    yield from self.answer(r)
+            for o in self.by_slot:
+                if o.out.length:
+                    yield from self.flush(o)
+        finally:
+            st = self.stats
+            st["records"] += sc.records
+            st["tombstones"] += sc.tombstones
+            st["control"] += sc.control
+            st["unknown_tables"] += sc.unknown
+            st["extra_columns"] += sc.extra
+            self.call.seq = sc.seq
+
+    def raise_pending(self):
+        """FAILFAST: the first error met so far, in input order, before anything else."""
+        if self.mode != "FAILFAST":
+            return
+        first = None
+        for o in self.by_slot:
+            for p in o.out.peek_problems():
+                err = self.error(o, p)
+                key = (p[6], p[3])
+                if first is None or key < first[0]:
+                    first = (key, err)
+                break
+        if first is not None:
+            raise first[1]
+
+    def flush(self, o: _Output):
+        self.raise_pending()
+        batch, first = self.batch(o)
+        yield o.key, apply_mode(batch, self.mode, self.stats, first)
+
+    # -- batches ---------------------------------------------------------------------------------
+    def message_of(self, msg: int) -> int:
+        return 0 if self.want.messages else self.part.base + msg
+
+    def error(self, o: _Output, p) -> DecodeError:
+        row, field, code, pos, a, b, msg = p
+        data = self.part.data
+        base = int(self.part.offsets[msg])
+        raw = bytes(memoryview(data)[a:b])
+        name, reason = self.describe(o, field, code, raw, pos, data)
+        return DecodeError(reason, self.message_of(msg), pos - base, name)
+
+    def batch(self, o: _Output):
+        """(record batch, its first DecodeError or None) of an output's rows so far."""
+        out = o.out
+        n = out.length
+        out.sync_lengths()
+        msgs, starts, ends = out.rows_info()
+        problems = out.problems()
+        data = self.part.data
+        rows, texts, crows, cvals = [], [], [], []
+        first = None
+        for p in problems:                  # rows with a problem only
+            row, code = p[0], p[2]
+            err = self.error(o, p + (int(msgs[row]),))
+            first = first or err
+            rows.append(row)
+            texts.append(str(err))
+            if code in self.corrupt:
+                crows.append(row)
+                cvals.append(bytes(memoryview(data)[starts[row]:ends[row]]))
+        images = o.images and o.key != HEADERS
+        cols = o.layout.columns if (images and o.layout is not None) else []
+        head = [out.op.finish(pa.string()), out.source_op.finish(pa.string()),
+                out.schema.finish(pa.string()), out.table.finish(pa.string()),
+                out.txid.finish(pa.string()), out.commit_ts.finish(envelope.UTC_US),
+                out.change_ts.finish(envelope.UTC_US), out.commit_pos.finish(pa.binary()),
+                out.change_pos.finish(pa.binary()), out.seq.finish(pa.int64())]
+        src_children = [c.finish(f.type) for c, f in zip(out.src, self.source)]
+        source = pa.Array.from_buffers(self.source, n, [out.source_v.take_validity()],
+                                       children=src_children)
+        arrays = head
+        if images:
+            arrays += image_structs(out, cols, n)
+            schema = envelope.schema([(c.name, c.type.arrow_type) for c in cols], self.source)
+        else:
+            for c in (out.before_v, out.after_v, out.changed_v, out.present_v):
+                c.take_validity()
+            schema = envelope.headers_schema(self.source)
+        arrays += [source, errors_column(n, rows, texts), binary_column(n, crows, cvals)]
+        out.finished()
+        batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
+        if self.want.messages:
+            batch = batch.append_column(pa.field(MESSAGE, pa.int64()),
+                                        pa.array(msgs + self.part.base, pa.int64()))
+        return batch, first
+
+
+def token_at(data, pos: int) -> bytes:
+    """The JSON value at pos of a well-formed document (a corrupt record's problem names it)."""
+    return bytes(memoryview(data)[pos:ref._Walker(data, len(data)).value_end(pos)])

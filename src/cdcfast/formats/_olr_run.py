@@ -1,0 +1,197 @@
+"""The native run of `olr`: drives the kernel (native/cdcfast/_olr.pyx) part by part, answers
+what it stops for (a new table, a new column of a JSON-kinds layout, a full batch), and turns
+its outputs into record batches with the error texts the reference writes
+(cdcfast/reference/olr.py)."""
+from __future__ import annotations
+
+import json
+
+from ..errors import show_value
+from ..reference import _jsondoc as ref
+from ._jsonrun import STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TABLE, KernelRun, token_at
+from .base import full_name
+from .olr import EPOCH_UNITS, SOURCE
+
+(P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_NOT_INT, P_SCN, P_TIME,
+ P_XID, P_NOT_OBJECT, P_BOOL, P_TEXT, P_JSON, P_NOT_DOC, P_PAYLOAD, P_ELEMENT, P_TABLE,
+ P_COLUMNS, P_PAIR, P_SCN_INT, P_UNSIGNED, P_OP_CORRUPT) = range(1, 24)
+CORRUPT = {P_JSON, P_NOT_DOC, P_PAYLOAD, P_ELEMENT, P_TABLE, P_OP_CORRUPT}
+IMG_BEFORE, IMG_AFTER = 1 << 20, 2 << 20
+
+# the kernel's fields, by number, as errors name them
+FIELDS = ("scn", "scns", "tm", "tms", "xid", "xidn", "c_scn", "c_idx", "db", "num", "payload",
+          "payload.op", "payload.schema", "payload.rid", "payload.num", "payload.sql",
+          "payload.ddl", "payload.seq", "payload.offset", "payload.redo", "payload.before",
+          "payload.after", "payload.schema.owner", "payload.schema.table",
+          "payload.schema.obj", "payload.schema.columns")
+
+REASONS = {
+    P_SURROGATE: "{} has a lone surrogate in a \\u escape",
+    P_BAD_OP: "{} is not one of begin, commit, c, u, d, ddl, chkpt",
+    P_NOT_INT: "{} is not an integer",
+    P_SCN: "{} is not an SCN",
+    P_SCN_INT: "{} is not an SCN",
+    P_UNSIGNED: "{} is not a non-negative integer",
+    P_TIME: "{} is not a time",
+    P_XID: "{} is not a transaction id",
+    P_NOT_OBJECT: "{} is not an object",
+    P_BOOL: "{} is not a boolean",
+    P_TEXT: "{} is not text",
+    P_COLUMNS: "{} is not a list of columns",
+    P_PAIR: "{} is not an object of one column",
+}
+
+
+class Call:
+    """What lasts across the parts of one call: the ordinal and the layouts."""
+
+    def __init__(self):
+        self.seq = 0
+        self.layouts = {}           # table identity -> Layout
+
+
+class Run(KernelRun):
+    """Decode one Part with the olr kernel."""
+    source = SOURCE
+    corrupt = CORRUPT
+
+    def __init__(self, fmt, part, want, images, batch_rows, mode, stats, call):
+        from .. import _olr
+        super().__init__(fmt, part, want, images, batch_rows, mode, stats, call, _olr)
+
+    def scanner(self, images):
+        unit = EPOCH_UNITS.index(self.fmt.options["epoch_unit"])
+        return self.k.Scanner(self.part.data, self.part.offsets, self.part.valid, images, unit)
+
+    def layout_of_key(self, key):
+        """The layout of an output table, known before its first row (decode(table=…) of a
+        table the catalog lacks: its first data event in the part says, found by a probe of
+        the kernel that writes nothing and stops at each new table)."""
+        lay = self.call.layouts.get(key)
+        if lay is not None:
+            return lay
+        t = self.fmt.catalog.get(key) if self.fmt.catalog is not None else None
+        if t is not None:
+            lay = self.call.layouts[t.name] = self.fmt.catalog_layout(t)
+            return lay
+        probe = self.k.Scanner(self.part.data, self.part.offsets, self.part.valid, True, 0)
+        while True:
+            r = probe.run()
+            if r == STOP_END:
+                return self.fmt.kinds_layout(key)     # (no row of it here: never written)
+            if r == STOP_PAUSE:
+                continue
+            name = self.table_name(probe.pending_name)
+            if probe.pending_data and self.want.resolve(name)[0] == key:
+                return self.new_layout(key, probe.pending_columns)
+            probe.add_table(probe.pending_name, -1)
+
+    def new_layout(self, ident, columns_text):
+        """A table's layout at its first data event: schema.columns when sent (and usable),
+        else JSON kinds."""
+        cols = _columns(columns_text)
+        lay = self.fmt.schema_layout(ident, cols) if cols else self.fmt.kinds_layout(ident)
+        self.call.layouts[ident] = lay
+        return lay
+
+    # -- what the kernel stops for ---------------------------------------------------------------
+    def answer(self, stop: int):
+        if stop == STOP_TABLE:
+            self.new_table()
+        elif stop == STOP_COLUMN:
+            self.new_column()
+        return ()
+
+    @staticmethod
+    def table_name(pending: bytes) -> str:
+        """The table a STOP_TABLE names (a tag byte, then the raw JSON texts of schema.owner
+        and schema.table, checked), as the calls name tables."""
+        raw_schema, raw_table = pending[1:].split(b"\0", 1)
+        sch = json.loads(raw_schema) if raw_schema else None
+        tab = json.loads(raw_table) if raw_table else None
+        return full_name(sch or None, tab) if tab else ""
+
+    def new_table(self):
+        sc = self.sc
+        name = self.table_name(sc.pending_name)
+        key, table = self.want.resolve(name)
+        ident = table.name if table is not None else name
+        cat = None
+        if table is not None:
+            cat = (table.schema.encode() if table.schema is not None else None,
+                   table.table.encode())
+        lay = None
+        if sc.pending_data:             # a data event fixes its table's layout
+            lay = self.call.layouts.get(ident)
+            if lay is None:
+                lay = self.fmt.catalog_layout(table) if table is not None \
+                    else self.new_layout(ident, sc.pending_columns)
+                self.call.layouts[ident] = lay
+        unknown = lay is not None and lay.derived     # docs/olr.md: unknown_tables
+        if key is None:
+            sc.add_table(sc.pending_name, -1, cat, unknown)
+        elif not self.images or lay is None:          # headers(), or a control event
+            sc.add_table(sc.pending_name, -1 if self.images else self.output(key).slot, cat,
+                         unknown)
+        else:
+            self.call.layouts.setdefault(key, lay)
+            sc.add_table(sc.pending_name, self.output(key, lay).slot, cat, unknown)
+
+    def new_column(self):
+        o = self.by_slot[self.sc.pending_slot]
+        name = json.loads(b'"' + self.sc.pending_key + b'"')
+        o.layout.add(name)
+        o.out.add_column(name)
+
+    def describe(self, o, field, code, raw, pos, data):
+        if code == P_JSON:
+            return None, "invalid JSON: " + ref.scan_reason(field, bytes(memoryview(data)[
+                pos:pos + 1]), 0)
+        if code == P_NOT_DOC:
+            return None, "invalid JSON: the document is not an object"
+        if code == P_PAYLOAD:
+            return "payload", ("missing", "given twice",
+                               f"{show_value(token_at(data, pos))} is not an array")[field]
+        if code == P_ELEMENT:
+            return f"payload[{field}]", f"{show_value(token_at(data, pos))} is not an object"
+        if code == P_TABLE:
+            return "payload.schema.table", "missing"
+        if code == P_OP_CORRUPT:
+            return "payload.op", ("missing", "given twice", REASONS[P_BAD_OP].format(
+                show_value(token_at(data, pos))))[field]
+        if field >= IMG_BEFORE:
+            img = "after" if field >= IMG_AFTER else "before"
+            col = o.layout.columns[field - (IMG_AFTER if field >= IMG_AFTER else IMG_BEFORE)]
+            name = f"{img}.{col.name}"
+            if code == P_VALUE:
+                return name, f"{show_value(raw)} is not {col.type.name}"
+        else:
+            name = FIELDS[field]
+            if field in (20, 21):           # an image: named as the envelope names it
+                name = name[len("payload."):]
+        if code == P_TWICE:
+            return name, "given twice"
+        if code == P_NOT_NULL:
+            return name, "null in NOT NULL column"
+        if code == P_MISSING:
+            return name, "missing"
+        return name, REASONS[code].format(show_value(raw))
+
+def _columns(text):
+    """The entries of a schema.columns text when it is a list of objects each with one text
+    `name` (the reference's `column_list`), else None."""
+    if text is None:
+        return None
+    cols = ref.parse_json(text)
+    if not isinstance(cols, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("name"), str)
+            and not isinstance(c.get("name"), ref.Num) and "name" not in ref.dups(c)
+            for c in cols):
+        return None
+    return cols or None
+
+
+def native_batches(fmt, parts, want, images, batch_rows, mode, stats):
+    call = Call()
+    for part in parts:
+        yield from Run(fmt, part, want, images, batch_rows, mode, stats, call).run()

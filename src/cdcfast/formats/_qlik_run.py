@@ -1,0 +1,217 @@
+"""The native run of `qlik`: drives the kernel (native/cdcfast/_qlik.pyx) part by part, answers
+what it stops for (a metadata message, a new table, a new column of a derived layout, a full
+batch), and turns its outputs into record batches with the error texts the reference writes
+(cdcfast/reference/qlik.py; the rules: docs/qlik.md)."""
+from __future__ import annotations
+
+from ..catalog import QlikBadMetadata, qlik_metadata
+from ..reference import _jsondoc as ref
+from ..reference.qlik import OPERATIONS, TIMESTAMP_FORM, shown
+from ._jsonrun import STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE, KernelRun, token_at
+from .base import ALL, full_name
+from .qlik import SOURCE, table_layout
+
+(P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_NOT_INT, P_TIME, P_NOT_HEX,
+ P_NOT_OBJECT, P_BOOL, P_TEXT, P_TYPE, P_JSON, P_NOT_DOC, P_MESSAGE, P_UNNAMED,
+ P_META) = range(1, 19)
+CORRUPT = frozenset({P_JSON, P_NOT_DOC, P_MESSAGE, P_UNNAMED, P_META})
+IMG_BEFORE, IMG_AFTER = 1 << 20, 2 << 20
+
+# the kernel's fields, by number, as errors name them
+_TOP = ("type", "messageSchemaId", "message", "headers", "schema", "table", "data",
+        "beforeData", "tableStructure")
+_HEADERS = ("operation", "changeSequence", "timestamp", "streamPosition", "transactionId",
+            "changeMask", "columnMask", "transactionEventCounter", "transactionLastEvent")
+FIELDS = _TOP + tuple("message." + f for f in _TOP[3:]) + tuple(
+    "headers." + f for f in _HEADERS) + tuple("message.headers." + f for f in _HEADERS)
+
+REASONS = {
+    P_SURROGATE: "{} has a lone surrogate in a \\u escape",
+    P_BAD_OP: "{} is not one of " + OPERATIONS,
+    P_NOT_INT: "{} is not an integer",
+    P_TIME: "{} " + TIMESTAMP_FORM,
+    P_NOT_HEX: "{} is not hex",
+    P_NOT_OBJECT: "{} is not an object",
+    P_BOOL: "{} is not a boolean",
+    P_TEXT: "{} is not a string",
+    P_TYPE: "{} is not DT or MD",
+}
+# why a data message names no table (the kernel's P_UNNAMED, by the case Python gives it)
+UNNAMED_SCHEMA_ID, UNNAMED_NULL_ID, UNNAMED_TABLE = 1, 2, 3
+
+
+class Call:
+    """What lasts across the parts of one call: the record ordinal, the table layouts and what
+    the metadata messages met so far said (as the reference's Call)."""
+
+    def __init__(self):
+        self.seq = 0
+        self.layouts = {}       # output key -> Layout, fixed at the table's first data message
+        self.schema_ids = {}    # schemaId -> (schema, table) of its metadata message
+        self.described = {}     # table name, upper case -> Table of its latest metadata message
+
+
+class Run(KernelRun):
+    """Decode one Part with the qlik kernel."""
+    source = SOURCE
+    corrupt = CORRUPT
+
+    def __init__(self, fmt, part, want, images, batch_rows, mode, stats, call):
+        from .. import _qlik
+        self.meta_texts = []        # (field, reason) of metadata messages that cannot be read
+        super().__init__(fmt, part, want, images, batch_rows, mode, stats, call, _qlik)
+
+    def scanner(self, images):
+        return self.k.Scanner(self.part.data, self.part.offsets, self.part.valid, images)
+
+    def layout_of_key(self, key):
+        """An output's layout before its first data message: the catalog's (a requested
+        table), else none yet — it is fixed at that message (`fix`)."""
+        lay = self.call.layouts.get(key)
+        if lay is None and self.fmt.catalog is not None:
+            t = self.fmt.catalog.get(key)
+            if t is not None:
+                lay = self.fmt.catalog_layout(t)
+        return lay
+
+    # -- what the kernel stops for ---------------------------------------------------------------
+    def answer(self, stop: int):
+        if stop == STOP_META:
+            yield from self.metadata()
+        elif stop == STOP_TABLE:
+            self.new_table()
+        elif stop == STOP_COLUMN:
+            o = self.by_slot[self.sc.pending_slot]
+            name = ref.parse_json(b'"' + self.sc.pending_key + b'"')
+            o.layout.add(name)
+            o.out.add_column(name, fill=False)
+
+    def metadata(self):
+        """A metadata message (docs/qlik.md): remembered, or a corrupt record."""
+        sc, data = self.sc, self.part.data
+        doc = ref.Doc(sc.pending_start, sc.pending_end)
+        v = ref.parse_json(bytes(memoryview(data)[doc.start:doc.end]))
+        body, prefix = (v["message"], ("message",)) if "message" in v else (v, ())
+        try:
+            meta = qlik_metadata(body)
+        except QlikBadMetadata as e:
+            path = prefix + e.path
+            reason = "missing" if e.value is None else \
+                (lambda raw, r=e.reason: f"{shown(raw)} {r}")
+            pos, field, text = ref.resolve([ref.Problem(".".join(path), path, reason)], data,
+                                           doc)
+            self.meta_texts.append((field, text))
+            while sc.meta_corrupt(len(self.meta_texts) - 1, pos) == STOP_BATCH:
+                yield from self.flush(self.by_slot[sc.full_slot])
+            return
+        if meta.schema_id is not None:
+            self.call.schema_ids[meta.schema_id] = (meta.schema, meta.table)
+        if meta.definition is not None:
+            self.call.described[full_name(meta.schema, meta.table).upper()] = meta.definition
+        sc.forget_tables()          # a schemaId may name another table from here on
+        sc.meta_read()
+
+    def new_table(self):
+        sc = self.sc
+        tag = sc.pending_name[0]
+        first, second = sc.pending_name[1:].split(b"\0", 1)
+        named = None
+        if tag == 0:
+            schema, tname = _text(first), _text(second)
+            named = (full_name(schema, tname), schema, tname)
+        elif tag == 1:
+            got = self.call.schema_ids.get(_text(second))
+            if got is not None:
+                named = (full_name(*got), *got)
+        if named is None and self.want.table is not ALL and self.want.requested is not None:
+            arg = self.want.requested
+            schema, _, tname = arg.rpartition(".")
+            named = (arg, schema or None, tname)
+        if named is None:
+            case = {1: UNNAMED_SCHEMA_ID, 2: UNNAMED_NULL_ID}.get(tag, UNNAMED_TABLE)
+            sc.add_table(sc.pending_name, -2 - case)
+            return
+        name, schema, tname = named
+        key, table = self.want.resolve(name)
+        described = self.call.described.get(name.upper())
+        owner = table if table is not None else described
+        if owner is not None:
+            schema, tname = owner.schema, owner.table
+        cat = (schema.encode() if schema else None, tname.encode())
+        unknown = table is None and described is None
+        if key is None:
+            sc.add_table(sc.pending_name, -1, cat, unknown)
+        elif not self.images:
+            sc.add_table(sc.pending_name, self.output(key).slot, cat, unknown)
+        else:
+            sc.add_table(sc.pending_name, self.fix(key, table).slot, cat, unknown)
+
+    def fix(self, key, table):
+        """The output of a table whose data message is met: its layout fixed now, when not
+        yet (the catalog's, else the latest metadata message's, else derived)."""
+        lay = self.call.layouts.get(key)
+        if lay is None:
+            described = self.call.described.get(key.upper())
+            lay = self.fmt.catalog_layout(table) if table is not None else \
+                table_layout(key, described) if described is not None else \
+                self.fmt.derived_layout(key)
+            self.call.layouts[key] = lay
+        o = self.output(key, lay)
+        if o.layout is None:        # made before the layout was known (corrupt records only)
+            o.layout = lay
+            for c in lay.columns:
+                o.out.add_column(c.name, c.type.kind, c.type.precision, c.type.scale,
+                                 c.nullable, fill=False)
+            o.out.lob = bytes(bool(c.lob) for c in lay.columns)
+            o.out.derived = lay.derived
+        return o
+
+    # -- error texts -----------------------------------------------------------------------------
+    def describe(self, o, field, code, raw, pos, data):
+        if code == P_JSON:
+            return None, "invalid JSON: " + ref.scan_reason(field, bytes(memoryview(data)[
+                pos:pos + 1]), 0)
+        if code == P_NOT_DOC:
+            return None, "invalid JSON: the document is not an object"
+        if code == P_MESSAGE:
+            return "message", "given twice" if field else \
+                f"{shown(token_at(data, pos))} is not an object"
+        if code == P_UNNAMED:
+            if field == UNNAMED_SCHEMA_ID:
+                return "messageSchemaId", (f"{shown(token_at(data, pos))} is the schemaId of no "
+                                           "metadata message before it; pass table=…")
+            if field == UNNAMED_NULL_ID:
+                return "messageSchemaId", "null, and the message names no table; pass table=…"
+            return "table", "missing; pass table=…"
+        if code == P_META:
+            return self.meta_texts[field]
+        if field >= IMG_BEFORE:
+            img = "after" if field >= IMG_AFTER else "before"
+            col = o.layout.columns[field - (IMG_AFTER if field >= IMG_AFTER else IMG_BEFORE)]
+            name = f"{img}.{col.name}"
+            if code == P_VALUE:
+                return name, f"{shown(raw)} is not {col.type.name}"
+        else:
+            name = FIELDS[field]
+        if code == P_TWICE:
+            return name, "given twice"
+        if code == P_NOT_NULL:
+            return name, "null in NOT NULL column"
+        if code == P_MISSING:
+            return name, "missing"
+        return name, REASONS[code].format(shown(raw))
+
+
+def _text(raw: bytes):
+    """A header text field's value from its raw JSON (a string's text, a number's or a
+    boolean's JSON text; "" none), as the reference's QlikHeader.text reads it."""
+    if not raw:
+        return None
+    v = ref.parse_json(raw) if raw[:1] == b'"' else raw.decode("utf-8")
+    return str(v) or None
+
+
+def native_batches(fmt, parts, want, images, batch_rows, mode, stats):
+    call = Call()
+    for part in parts:
+        yield from Run(fmt, part, want, images, batch_rows, mode, stats, call).run()

@@ -1,0 +1,181 @@
+"""`olr`: OpenLogReplicator JSON output, Oracle redo (SPEC §5.4).
+
+Decisions SPEC leaves open are in docs/olr.md. This module validates the options, maps the
+writer's `schema.columns` and the catalog onto table layouts, and is what the kernel codes
+against; the reference twin is cdcfast/reference/olr.py.
+
+A *layout* is what a decoder needs for one table: its columns (name, type, nullable), fixed
+at the table's first data event in a call — from the catalog, else from that event's
+`schema.columns`, else from the JSON kinds of the values, the one case whose columns come
+from the data and grow as new keys are met (`derived`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from ..catalog import DATE32, STRING, TIMESTAMP, ColumnType, Table, parse_type
+from .base import Format, grown_table
+from .debezium import split_points
+
+SOURCE = pa.struct([
+    pa.field("db", pa.string()), pa.field("scn", pa.int64()), pa.field("c_scn", pa.int64()),
+    pa.field("c_idx", pa.int64()), pa.field("obj", pa.int64()), pa.field("num", pa.int64()),
+    pa.field("xid", pa.string()), pa.field("rid", pa.string()), pa.field("ddl", pa.string()),
+    pa.field("checkpoint_seq", pa.int64()), pa.field("checkpoint_offset", pa.int64()),
+    pa.field("checkpoint_redo", pa.bool_()),
+])
+
+EPOCH_UNITS = ("auto", "s", "ms", "us", "ns")
+
+# a column of a JSON-kinds layout: the value's text (docs/olr.md, "JSON kinds")
+KINDS_TYPE = ColumnType("STRING", "STRING", STRING)
+
+# schema.columns type names (lower case, as the writer sends them) -> catalog base names;
+# the sized ones take `length`, `number` its precision and scale
+_SIZED = {"varchar2": "VARCHAR2", "nvarchar2": "NVARCHAR2", "char": "CHAR", "nchar": "NCHAR",
+          "raw": "RAW"}
+_PLAIN = {"clob": "CLOB", "nclob": "NCLOB", "blob": "BLOB", "date": "DATE",
+          "timestamp": "TIMESTAMP", "timestamp with time zone": "TIMESTAMP WITH TIME ZONE",
+          "binary_float": "BINARY_FLOAT", "binary_double": "BINARY_DOUBLE", "float": "FLOAT",
+          "boolean": "BOOLEAN", "integer": "NUMBER(38,0)"}
+# every other type (long, rowid, urowid, xmltype, interval …, unknown) is text as sent
+_AS_TEXT = "VARCHAR2"
+
+
+def olr_type(ctype: ColumnType) -> ColumnType:
+    """The type a catalog column has in an `olr` table: DATE is Oracle's, with a time of day
+    (timestamp[us], SPEC §2); every other type as the catalog says."""
+    if ctype.kind == DATE32:
+        return ColumnType(ctype.name, ctype.base, TIMESTAMP, length=ctype.length)
+    return ctype
+
+
+def _whole(v):
+    """A JSON integer (or its text); anything else → None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and re.fullmatch(r"-?[0-9]+", v):
+        return int(v)
+    return None
+
+
+def type_name(col: dict) -> str:
+    """The catalog type name of one `schema.columns` entry (docs/olr.md, "Columns and their
+    types"), so a catalog built from them round-trips through Catalog.to_dict()."""
+    t = col.get("type")
+    t = re.sub(r"\s+", " ", t.strip().lower()) if isinstance(t, str) else ""
+    if t == "number":
+        p, s = _whole(col.get("precision")), _whole(col.get("scale"))
+        s = 0 if s is None else s
+        if p is None or not 1 <= p <= 38 or not 0 <= s <= p:
+            return "NUMBER"         # no precision, or beyond decimal128: the exact text
+        return f"NUMBER({p},{s})"
+    if t in _SIZED:
+        n = _whole(col.get("length"))
+        return f"{_SIZED[t]}({n})" if n is not None and n > 0 else _SIZED[t]
+    return _PLAIN.get(t, _AS_TEXT)
+
+
+def column_type(col: dict) -> ColumnType:
+    """The catalog type of one `schema.columns` entry (a DATE stays DATE here: olr_type makes
+    it a timestamp when a layout is built)."""
+    return parse_type(type_name(col))
+
+
+@dataclass(frozen=True)
+class LCol:
+    """One column of a layout."""
+    name: str
+    type: ColumnType        # the Arrow type (`type.arrow_type`) and the name errors give
+    nullable: bool
+
+
+@dataclass
+class Layout:
+    """A table's columns, fixed for one call (docs/olr.md, "Columns and their types")."""
+    name: str                   # output identity: catalog name, else the name as sent
+    table: Table | None         # the catalog table, when there is one
+    columns: list               # LCol
+    index: dict                 # column name -> position
+    derived: bool               # JSON kinds: the columns are the keys met, in order
+
+    @classmethod
+    def of(cls, name, table, columns, derived=False):
+        return cls(name, table, list(columns), {c.name: i for i, c in enumerate(columns)},
+                   derived)
+
+    def add(self, name: str) -> LCol:
+        """Append a column met in the data (JSON-kinds layouts grow)."""
+        col = LCol(name, KINDS_TYPE, True)
+        self.index[name] = len(self.columns)
+        self.columns.append(col)
+        return col
+
+
+class Olr(Format):
+    name = "olr"
+    DEFAULTS = {"epoch_unit": "auto"}
+    source_type = SOURCE
+
+    def __init__(self, catalog, **options):
+        super().__init__(catalog, **options)
+        unit = str(self.options["epoch_unit"]).lower()
+        if unit not in EPOCH_UNITS:
+            raise ValueError(f"epoch_unit must be one of {', '.join(EPOCH_UNITS)}, "
+                             f"not {self.options['epoch_unit']!r}")
+        self.options["epoch_unit"] = unit
+        self._catalog_layouts = {}
+
+    # -- the envelope ----------------------------------------------------------------------
+    def columns(self, table, ncols=0):
+        if table is None:
+            return []
+        return [(c.name, olr_type(c.type).arrow_type) for c in table.columns]
+
+    # -- layouts ---------------------------------------------------------------------------
+    def catalog_layout(self, table: Table) -> Layout:
+        """A catalog table's layout (its DATE columns timestamps)."""
+        lay = self._catalog_layouts.get(table.name)
+        if lay is None:
+            cols = [LCol(c.name, olr_type(c.type), c.nullable) for c in table.columns]
+            lay = self._catalog_layouts[table.name] = Layout.of(table.name, table, cols)
+        return lay
+
+    def schema_layout(self, name: str, columns_json: list) -> Layout:
+        """The layout of a table the catalog lacks, from the `schema.columns` of its first
+        data event: entries in order, a name given twice taken once (the first)."""
+        cols, seen = [], set()
+        for col in columns_json:
+            cname = col["name"]
+            if cname in seen:
+                continue
+            seen.add(cname)
+            cols.append(LCol(cname, olr_type(column_type(col)), col.get("nullable") is not False))
+        return Layout.of(name, None, cols)
+
+    def kinds_layout(self, name: str) -> Layout:
+        """An empty layout that grows by the keys met in the table's images (JSON kinds)."""
+        return Layout.of(name, None, [], derived=True)
+
+    # -- decoding --------------------------------------------------------------------------
+    def batches(self, parts, want, images: bool, batch_rows: int, mode: str, stats: dict,
+                native: bool):
+        if native:
+            from ._olr_run import native_batches
+            yield from native_batches(self, parts, want, images, batch_rows, mode, stats)
+        else:
+            from ..reference.olr import reference_batches
+            yield from reference_batches(self, parts, want, images, batch_rows, mode, stats)
+
+    def table_of(self, batches):
+        return grown_table(batches)
+
+    def split_points(self, data, step: int, native: bool) -> list:
+        if len(data) <= step:
+            return [0, len(data)]
+        return split_points(data, step)
