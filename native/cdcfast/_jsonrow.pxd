@@ -169,7 +169,8 @@ cdef inline void put_fixed(Column c, int64_t row, const void* v, int width) noex
 
 
 cdef inline int put_bytes(Column c, int64_t row, const uint8_t* p, int64_t n) except -1:
-    c.reserve_data(n)
+    if c.dlen + n > c.dcap:
+        c.reserve_data(n)
     memcpy(c.data + c.dlen, p, n)
     c.dlen += n
     c.offs[row + 1] = <int32_t>c.dlen

@@ -147,6 +147,7 @@ static inline int cdc_jv_decimal(const uint8_t* p, int64_t n, int prec, int scal
     int64_t i = 0, e10 = 0;
     int neg = 0, nd = 0, zeros = 0;
     cdc_jv_i128 d = 0;
+    uint64_t d64 = 0;               /* the digits while they fit 19 (64-bit steps are cheap) */
     if (p[0] == '-') {
         neg = 1;
         i = 1;
@@ -171,15 +172,29 @@ static inline int cdc_jv_decimal(const uint8_t* p, int64_t n, int prec, int scal
         while (zeros) {             /* zeros between significant digits are digits */
             if (nd >= 38)
                 return 0;
-            d *= 10;
+            if (nd < 19)
+                d64 *= 10;
+            else {
+                if (nd == 19)
+                    d = (cdc_jv_i128)d64;
+                d *= 10;
+            }
             nd++;
             zeros--;
         }
         if (nd >= 38)
             return 0;
-        d = d * 10 + (c - '0');
+        if (nd < 19)
+            d64 = d64 * 10 + (uint64_t)(c - '0');
+        else {
+            if (nd == 19)
+                d = (cdc_jv_i128)d64;
+            d = d * 10 + (c - '0');
+        }
         nd++;
     }
+    if (nd <= 19)
+        d = (cdc_jv_i128)d64;
     if (i < n) {                    /* the exponent */
         i++;
         int eneg = 0;

@@ -16,6 +16,7 @@ before writing anything of the element at hand, and reads that element again aft
 Problems of a row are kept as one entry, the first in document order (the reference's rule);
 Python writes their texts (cdcfast/formats/_olr_run.py).
 """
+cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memcmp, memset, memchr
@@ -163,6 +164,7 @@ cdef struct Carry:
     uint8_t has_tm
 
 
+@cython.final
 cdef class Scanner(Walker):
     """Walks the documents of one Part (see the module docstring)."""
     cdef int epoch_unit

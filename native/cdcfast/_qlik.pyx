@@ -16,6 +16,7 @@ batch. It stops before writing anything of the document, and reads it again afte
 Problems of a row are kept as one entry, the first in document order (the reference's rule);
 Python writes their texts (cdcfast/formats/_qlik_run.py; the rules: docs/qlik.md).
 """
+cimport cython
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memcmp, memset
@@ -141,12 +142,14 @@ cdef enum:
 FIELDS = NF
 
 
+@cython.final
 cdef class Scanner(Walker):
     """Walks the documents of one Part (see the module docstring)."""
     cdef int64_t hp[NF]             # value start of each field (-1: absent)
     cdef int64_t hk[NF]             # its key position (for "given twice")
     cdef int64_t he[NF]             # its end
     cdef int32_t hn[NF]             # times the key was met
+    cdef uint8_t hesc[NF]           # its string may hold an escape
     # the record's form: the fields that hold its body (the Kafka message's, else the top's)
     cdef bint kafka
     cdef int64_t fh, fs, ft, fd, fb, h0
@@ -156,12 +159,17 @@ cdef class Scanner(Walker):
     cdef readonly int64_t pending_slot                 # STOP_COLUMN: which output
     cdef int64_t nx                 # keys the table lacks in this row's images
     cdef int mask_c, mask_k         # changeMask / columnMask: 0 none, 1 read, 2 not hex
+    # images read as the walk meets them (see `predict`): into which output and row, the
+    # table id that output was chosen by, and which of data / beforeData were read
+    cdef int64_t pre_slot, pre_row, pre_tid
+    cdef bint pre_d, pre_b
     cdef uint8_t* scratch           # a value's text unescaped; a mask's bits
     cdef int64_t scap
 
     def __cinit__(self, data, offsets, valid, bint images):
         self.scratch = NULL
         self.scap = 0
+        self.pre_slot = -1
 
     def __dealloc__(self):
         free(self.scratch)
@@ -202,9 +210,13 @@ cdef class Scanner(Walker):
             self.high = 0
             self.dend = stop
             self.reset_fields(0, NF)
+            self.pre_slot = -1
+            self.pre_d = self.pre_b = False
             top = self.walk(start, 0, 1)
             if top != BAD and not self.utf8_ok(start, top):
                 top = BAD
+            if top == BAD:
+                self.drop_pre()
         if top == BAD:
             if json_document(b, start, stop, &doc_end, &code, &err_pos) != 0:
                 r = self.corrupt(start, stop, P_JSON, code, err_pos)
@@ -228,10 +240,11 @@ cdef class Scanner(Walker):
         self.kafka = self.hn[T_MESSAGE] > 0
         if self.kafka:
             v = self.hp[T_MESSAGE]
-            if self.hn[T_MESSAGE] > 1:
-                return self.done(self.corrupt(start, top, P_MESSAGE, 1, self.hk[T_MESSAGE]))
-            if b[v] != 123:
-                return self.done(self.corrupt(start, top, P_MESSAGE, 0, v))
+            if self.hn[T_MESSAGE] > 1 or b[v] != 123:
+                self.drop_pre()
+                return self.done(self.corrupt(start, top, P_MESSAGE, self.hn[T_MESSAGE] > 1,
+                                              self.hk[T_MESSAGE] if self.hn[T_MESSAGE] > 1
+                                              else v))
             self.fh, self.fs, self.ft, self.fd, self.fb = \
                 M_HEADERS, M_SCHEMA, M_TABLE, M_DATA, M_BEFORE
             self.h0 = H_OP + NHF
@@ -241,6 +254,7 @@ cdef class Scanner(Walker):
             self.h0 = H_OP
         if (self.hn[T_TYPE] == 1 and self.is_word(T_TYPE, b"MD", 2)) \
                 or self.hn[M_TSTRUCT if self.kafka else T_TSTRUCT] > 0:
+            self.drop_pre()
             self.pending_start = start
             self.pending_end = top
             return STOP_META
@@ -334,12 +348,17 @@ cdef class Scanner(Walker):
                     f == T_MESSAGE or f == T_HEADERS or f == M_HEADERS):
                 e = self.walk(v, 1 if f == T_MESSAGE else 2 if f == T_HEADERS else 3,
                               depth + 1)
+            elif b[v] == 123 and self.checking and self.hn[f] == 1 and (
+                    f == M_DATA or f == M_BEFORE or (f == T_DATA or f == T_BEFORE)
+                    and self.hn[T_MESSAGE] == 0) and self.predict(f >= M_HEADERS):
+                e = self.pre_image(v, f == M_DATA or f == T_DATA, depth + 1)
             else:
                 e = self.skip(v, 512 - depth)
             if e == BAD:
                 return BAD
             if f >= 0 and self.hn[f] == 1:
                 self.he[f] = e
+                self.hesc[f] = self.last_esc
             i = self.after_value(e, 125, &done)
             if i == BAD or done:
                 return i
@@ -390,7 +409,8 @@ cdef class Scanner(Walker):
             p[0] = b + v
             n[0] = e - v
             return 1
-        str_end(b, v + 1, self.dend, &esc)
+        if self.hesc[f]:
+            str_end(b, v + 1, self.dend, &esc)
         if not esc:
             p[0] = b + v + 1
             n[0] = e - v - 2
@@ -441,29 +461,54 @@ cdef class Scanner(Walker):
         else:
             tag = 2 if self.kafka else 3
         tid = self.table_id(tag, sa, sn, ta, tn)
+        if self.pre_slot >= 0 and (tid != self.pre_tid or self.tslot[tid] != self.pre_slot
+                                   or self.hn[self.fd] > 1 or self.hn[self.fb] > 1
+                                   or (self.pre_d and self.hp[self.fd] < 0)
+                                   or (self.pre_b and self.hp[self.fb] < 0)):
+            self.drop_pre()                 # not this record's images after all
         at = self.hp[T_MSID if self.kafka else self.ft]
         if at < 0:
             at = start
         if tid < 0:
+            self.drop_pre()
             self.pending_pos = at
             return STOP_TABLE
         self.cur_tid = tid
         slot = self.tslot[tid]
         if slot <= -2:                          # no table: unattributable
+            self.drop_pre()
             return self.corrupt(start, end, P_UNNAMED, -2 - slot, at)
         self.unknown += self.tunk[tid]
         if slot < 0:
+            self.drop_pre()
             return self.counted(False, False)
         o = self.outs[slot]
         if o.length >= self.batch_rows:
+            self.drop_pre()
             self.unknown -= self.tunk[tid]
             self.full_slot = slot
             return STOP_BATCH
-        o.reserve_row()
+        if self.pre_slot < 0:
+            o.reserve_row()
+            row = o.length
+            o.null_row(row)
         row = o.length
-        o.null_row(row)
         op = self.header(o, row)
-        if o.images and op != OP_NONE:
+        self.checking = False               # (the walk has checked the whole document)
+        if self.pre_slot >= 0 and not self.pre_fits(op):
+            self.drop_pre()                 # a DELETE's data is its before image: again
+            o.reserve_row()
+            o.null_row(row)
+            op = self.header(o, row)
+        if self.pre_slot >= 0:              # the images are in: only the flags
+            self.pre_slot = -1
+            self.extra += self.nx
+            if self.pre_d:
+                col_valid(o.after_v, row)
+            if self.pre_b:
+                col_valid(o.before_v, row)
+            self.flags(o, row, op, self.pre_b, self.pre_d)
+        elif o.images and op != OP_NONE:
             r = self.images_of(o, row, op)
             if r != 0:
                 o.clear_row(row)
@@ -634,6 +679,131 @@ cdef class Scanner(Walker):
             return 2
         return 1
 
+    # -- images read as the walk meets them ----------------------------------------------------
+    cdef bint predict(self, bint kafka_body) except -1:
+        """Whether an image met in the walk can be read now, into the row its record will
+        most likely have: its table is known from the fields met so far (messageSchemaId
+        before `message`; the Pub/Sub form's schema and table before `data`) and has a fixed
+        layout and room. `record` checks the guess and takes the row back if it was wrong
+        (another table, a DELETE, whose `data` is its before image, …)."""
+        cdef int64_t tid, slot, sa = 0, sn = 0, ta = 0, tn = 0, fs, ft
+        cdef uint8_t tag
+        cdef Out o
+        if not self.images:
+            return False
+        if self.pre_slot >= 0:
+            return True
+        fs, ft = (M_SCHEMA, M_TABLE) if kafka_body else (T_SCHEMA, T_TABLE)
+        if self.name_text(ft):
+            tag = 0
+            ta = self.hp[ft]
+            tn = self.he[ft] - ta
+            if self.name_text(fs):
+                sa = self.hp[fs]
+                sn = self.he[fs] - sa
+        elif kafka_body and self.name_text(T_MSID):
+            tag = 1
+            ta = self.hp[T_MSID]
+            tn = self.he[T_MSID] - ta
+        else:
+            return False
+        tid = self.table_id(tag, sa, sn, ta, tn)
+        if tid < 0:
+            return False
+        slot = self.tslot[tid]
+        if slot < 0:
+            return False
+        o = self.outs[slot]
+        if not o.images or o.derived or o.length >= self.batch_rows:
+            return False
+        o.reserve_row()
+        o.null_row(o.length)
+        memset(o.sent_b, 0, o.ncols)
+        memset(o.sent_a, 0, o.ncols)
+        self.nx = 0
+        self.pre_slot = slot
+        self.pre_row = o.length
+        self.pre_tid = tid
+        return True
+
+    cdef bint pre_fits(self, int op) noexcept:
+        """The images read during the walk are the record's: an UPDATE's data and
+        beforeData, an INSERT's or REFRESH's data (and no beforeData read) — each read when
+        it is an object, and absent or null otherwise."""
+        cdef bint d_ok = self.pre_d or self.hp[self.fd] < 0 or self.buf[self.hp[self.fd]] == 110
+        cdef bint b_ok = self.pre_b or self.hp[self.fb] < 0 or self.buf[self.hp[self.fb]] == 110
+        if op == OP_U:
+            return d_ok and b_ok
+        return (op == OP_C or op == OP_R) and d_ok and not self.pre_b
+
+    cdef void drop_pre(self) noexcept:
+        """Take back the images read during the walk."""
+        if self.pre_slot >= 0:
+            (<Out>self.outs[self.pre_slot]).clear_row(self.pre_row)
+            self.pre_slot = -1
+        self.pre_d = self.pre_b = False
+
+    cdef int64_t pre_image(self, int64_t v, bint data, int depth) except -2:
+        """The image object at v, read into the predicted row (data: the after columns,
+        beforeData: the before ones), each step checked; returns its end, or BAD."""
+        cdef const uint8_t* b = self.buf
+        cdef Out o = self.outs[self.pre_slot]
+        cdef int64_t row = self.pre_row, end = self.dend, i, k, e, w, j, guess = 0, ln
+        cdef int64_t n = o.ncols, f0 = IMG_AFTER if data else IMG_BEFORE
+        cdef int esc, done
+        cdef uint8_t* sent = o.sent_a if data else o.sent_b
+        cdef list cols = o.after if data else o.before
+        cdef Column c
+        if data:
+            self.pre_d = True
+        else:
+            self.pre_b = True
+        i = ws(b, v + 1, end)
+        if i >= end:
+            return BAD
+        if b[i] == 125:
+            return i + 1
+        while True:
+            if b[i] != 34:
+                return BAD
+            k = i + 1
+            j = -1
+            if guess < n and o.plain:
+                ln = o.noff[guess + 1] - o.noff[guess]
+                if k + ln < end and b[k + ln] == 34 and memcmp(
+                        b + k, <const char*>o.names + o.noff[guess], ln) == 0:
+                    j = guess               # the key the previous row had here
+                    e = k + ln
+                    w = ws(b, e + 1, end)
+                    if w >= end or b[w] != 58:
+                        return BAD
+                    w = ws(b, w + 1, end)
+                    if w >= end:
+                        return BAD
+            if j < 0:
+                w = self.key_at(i, &k, &e, &esc)
+                if w == BAD:
+                    return BAD
+                j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
+            if j < 0:
+                self.nx += 1
+                e = self.skip(w, 512 - depth)
+            else:
+                guess = j + 1
+                c = <Column>cols[j]
+                if sent[j]:
+                    undo_value(c, row)
+                    o.add_problem(row, f0 + j, P_TWICE, i, i, i)
+                    e = self.skip(w, 512 - depth)
+                else:
+                    sent[j] = 1
+                    e = self.value(o, c, j, row, w, f0 + j)
+            if e == BAD:
+                return BAD
+            i = self.after_value(e, 125, &done)
+            if i == BAD or done:
+                return i
+
     # -- row images --------------------------------------------------------------------------
     cdef int images_of(self, Out o, int64_t row, int op) except -1:
         """before, after, changed, present of the row (docs/qlik.md, "Images, changed,
@@ -779,15 +949,22 @@ cdef class Scanner(Walker):
     # -- one value ---------------------------------------------------------------------------
     cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
                        int64_t field) except -2:
-        """The value at v of column j into c; returns its end."""
+        """The value at v of column j into c; returns its end (BAD: not well-formed, when the
+        walk checks)."""
         cdef const uint8_t* b = self.buf
-        cdef int esc = 0
-        cdef int64_t e
+        cdef int esc = 0, code
+        cdef int64_t e, ep
         cdef int r
         if b[v] == 34:
-            e = str_end(b, v + 1, self.dend, &esc) + 1
+            e = json_string_scan(b, v + 1, self.dend, &esc, &self.high, &code, &ep) \
+                if self.checking else str_end(b, v + 1, self.dend, &esc)
+            if e < 0:
+                return BAD
+            e += 1
         else:
-            e = token_end(b, v, self.dend)
+            e = self.skip(v, 508)           # (an image's member: at least 4 deep)
+            if e == BAD:
+                return BAD
         if b[v] == 110:
             if not o.nullable[j]:
                 o.add_problem(row, field, P_NOT_NULL, v, v, e)

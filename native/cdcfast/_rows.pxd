@@ -14,6 +14,8 @@ rows written so far.
 """
 from libc.stdint cimport uint8_t, int32_t, int64_t
 
+cimport cython
+
 from cdcfast._arrow cimport Column
 
 # what a row is, for the flags of a column added later (add_column)
@@ -24,6 +26,7 @@ cdef enum:
     ROW_U = 4            # an update: not sent
 
 
+@cython.final
 cdef class Out:
     cdef readonly int64_t ncols
     cdef readonly bint images

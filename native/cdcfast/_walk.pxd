@@ -6,6 +6,7 @@ format's `document`, each walked once with every step checked (`key_at`, `after_
 ids (a name's raw JSON text -> the output its records go to) and the outputs live here too,
 and the corrupt records, which every format writes alike.
 """
+cimport cython
 from libc.stdint cimport uint8_t, int64_t
 
 from cdcfast._rows cimport Out
@@ -39,6 +40,7 @@ cdef class Walker:
     cdef int64_t dstart, dend
     cdef bint checking                  # the walk checks the syntax (the scanner on refusal)
     cdef unsigned high                  # a byte past 0x7F was met (UTF-8 to check)
+    cdef bint last_esc                  # the string `skip` last passed may hold an escape
     # table ids: a tag byte + raw JSON texts -> tid, tid -> output slot and row names
     cdef list tnames
     cdef int64_t* tslot
@@ -55,14 +57,23 @@ cdef class Walker:
     cdef bint busy(self) noexcept
     cdef void new_input(self) noexcept
     cdef int document(self) except -1
+    @cython.final
     cdef bint next_piece(self)
+    @cython.final
     cdef int64_t content_end(self)
+    @cython.final
     cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2
+    @cython.final
     cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept
+    @cython.final
     cdef int64_t skip(self, int64_t v, int depth_left) noexcept
+    @cython.final
     cdef bint utf8_ok(self, int64_t start, int64_t end) noexcept
+    @cython.final
     cdef int corrupt(self, int64_t start, int64_t end, int64_t code, int64_t scode,
                      int64_t err_pos) except -1
+    @cython.final
     cdef int counted(self, bint control, bint unknown) noexcept
+    @cython.final
     cdef int64_t table_id(self, uint8_t tag, int64_t sa, int64_t sn, int64_t ta,
                           int64_t tn) except -2

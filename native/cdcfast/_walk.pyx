@@ -193,10 +193,12 @@ cdef class Walker:
         cdef int64_t end = self.dend, e, ep
         cdef int esc = 0, code
         cdef uint8_t c = b[v]
+        self.last_esc = True
         if not self.checking:
             return token_end(b, v, end)
         if c == 34:
             e = json_string_scan(b, v + 1, end, &esc, &self.high, &code, &ep)
+            self.last_esc = esc
             return e + 1 if e >= 0 else BAD
         if c == 45 or (48 <= c <= 57):
             e = json_number_end(b, v, end)

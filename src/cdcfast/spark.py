@@ -18,6 +18,7 @@ only known once a message is read (``Catalog.from_debezium`` over a sample makes
 """
 from __future__ import annotations
 
+import collections
 import functools
 import glob as _glob
 import json
@@ -154,9 +155,63 @@ def spark_schema(format: str, catalog=None, table: str | None = None, keep=(),
 
 
 # -- a message column: mapInArrow ----------------------------------------------------------------
-def _events(dec: Decoder, messages: pa.Array, want: Want) -> dict:
-    """{output key: pa.Table with MESSAGE} of one batch of messages."""
-    return dec._collect(messages, want, True)
+def _partition_events(dec: Decoder, want: Want, key, batches, messages_of):
+    """Decode the messages of one partition's input batches as one call, and yield, for every
+    input batch in order, (the batch, the events of output `key` from its messages — a
+    pa.Table whose MESSAGE is the row's index in that batch — or None).
+
+    One call over the partition (SPEC §6): each message is an input of its own for seq,
+    message indexes and byte offsets, while OLR's carry-forward and Qlik's metadata lookup
+    reach across the messages of the whole partition, not only of one Arrow batch. The
+    batches are read lazily, one at a time: every format decodes a part and hands out all
+    its events before it reads the next part, so an input batch is answered as soon as the
+    decoder asks for the one after it."""
+    from .formats.base import new_stats
+    from .sources import _array_part
+    fmt = dec._fmt
+    pending = collections.deque()   # (base, input batch, n messages) read, not yet answered
+    done = [0]              # how many of `pending` had all their events handed out
+
+    def parts():
+        base = 0
+        for batch in batches:
+            messages = messages_of(batch)
+            pending.append((base, batch, len(messages)))
+            yield _array_part(messages, base)
+            done[0] = len(pending)          # its events are all out (see above)
+            base += len(messages)
+
+    got = []                # event batches of `key` not yet handed to their input batch
+
+    def answer(upto):
+        nonlocal got
+        events = fmt.table_of(got) if got else None
+        while len(pending) and upto > 0:
+            base, batch, n = pending.popleft()
+            upto -= 1
+            done[0] -= 1
+            mine = None
+            if events is not None and events.num_rows:
+                index = events.column(MESSAGE)
+                inside = pc.less(index, base + n)
+                mine = events.filter(inside)
+                events = events.filter(pc.invert(inside))
+                mine = mine.set_column(mine.schema.get_field_index(MESSAGE), MESSAGE,
+                                       pc.subtract(mine.column(MESSAGE), base)) \
+                    if mine.num_rows else None
+            yield batch, (fmt.finish_table(mine) if mine is not None else None)
+        got = events.to_batches() if events is not None and events.num_rows else []
+
+    stats = new_stats()
+    for k, b in fmt.batches(parts(), want, True, READ_BATCH_ROWS, dec.mode, stats, dec._native):
+        if k == key and b.num_rows:
+            got.append(b)
+        if done[0]:
+            yield from answer(done[0])
+    yield from answer(len(pending))
+    if got:                                 # every format hands out a part's events before
+        raise RuntimeError(                 # it reads the next part: this cannot happen
+            "cdcfast.spark: events left over after their input batch was answered")
 
 
 def _message_fn(config_json, table, column, keep, target, of_all=False):
@@ -168,20 +223,18 @@ def _message_fn(config_json, table, column, keep, target, of_all=False):
         # the worker's own ALL (a sentinel object: a pickled copy would not be it)
         from cdcfast.formats.base import ALL
         dec = _decoder(config_json)
-        for batch in batches:
-            messages = batch.column(batch.schema.get_field_index(column))
-            if of_all:
-                got = _events(dec, messages, Want(dec.catalog, ALL, messages=True)).get(table)
-            else:
-                want = Want(dec.catalog, table, messages=True)
-                got = _events(dec, messages, want).get(want.requested)
+        want = Want(dec.catalog, ALL if of_all else table, messages=True)
+        key = table if of_all else want.requested
+        for batch, got in _partition_events(
+                dec, want, key, batches,
+                lambda b: b.column(b.schema.get_field_index(column))):
             if got is None or got.num_rows == 0:
                 continue
             index = got.column(MESSAGE)
             got = got.drop_columns([MESSAGE])
             for k in keep:
-                got = got.append_column(k, pc.take(batch.column(batch.schema.get_field_index(k)),
-                                                    index))
+                col = batch.column(batch.schema.get_field_index(k))
+                got = got.append_column(k, pc.take(col, index))
             for b in got.to_batches():
                 yield _to_spark(b, target)
 
@@ -243,7 +296,10 @@ def decode_tables(df, format: str, catalog=None, column: str = "value", keep=(),
 def pandas_udf(format: str, catalog=None, table: str | None = None, mode: str = "PERMISSIVE",
                time_type: bool | None = None, **options):
     """A pandas UDF: message column → array<envelope struct> (the message's events of the
-    table, in order; an empty array for a message without any)."""
+    table, in order; an empty array for a message without any). An iterator UDF: the
+    messages of a partition are one decoding call, as in mapInArrow (SPEC §6)."""
+    from typing import Iterator
+
     from pyspark.sql.functions import pandas_udf as _pandas_udf
     from pyspark.sql.types import ArrayType
     import pandas as pd
@@ -256,23 +312,25 @@ def pandas_udf(format: str, catalog=None, table: str | None = None, mode: str = 
     element = _struct_type(_spark_arrow_schema(dec.schema(name), time_type))
     arrow = _exchange_schema(element)
 
-    def events(messages: pd.Series) -> pd.Series:
+    def events(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
         d = _decoder(config_json)
-        arr = pa.array(messages, type=pa.binary(), from_pandas=True)
         want = Want(d.catalog, name, messages=True)
-        got = _events(d, arr, want).get(want.requested)
-        n = len(messages)
-        if got is None:
-            return pd.Series([[] for _ in range(n)])
-        index = got.column(MESSAGE).to_numpy()
-        got = got.drop_columns([MESSAGE]).cast(arrow)
-        # events are in message order: the offsets of each message's run of events
-        offsets = pa.array(_offsets(index, n), pa.int32())
-        structs = got.to_struct_array().combine_chunks()
-        return pa.ListArray.from_arrays(offsets, structs).to_pandas(integer_object_nulls=True)
+        for messages, got in _partition_events(
+                d, want, want.requested, batches,
+                lambda s: pa.array(s, type=pa.binary(), from_pandas=True)):
+            n = len(messages)
+            if got is None:
+                yield pd.Series([[] for _ in range(n)])
+                continue
+            index = got.column(MESSAGE).to_numpy()
+            got = got.drop_columns([MESSAGE]).cast(arrow)
+            # events are in message order: the offsets of each message's run of events
+            offsets = pa.array(_offsets(index, n), pa.int32())
+            structs = got.to_struct_array().combine_chunks()
+            yield pa.ListArray.from_arrays(offsets, structs).to_pandas(integer_object_nulls=True)
 
     # real types, not the strings of `from __future__ import annotations`: Spark reads them
-    events.__annotations__ = {"messages": pd.Series, "return": pd.Series}
+    events.__annotations__ = {"batches": Iterator[pd.Series], "return": Iterator[pd.Series]}
     return _pandas_udf(events, ArrayType(element))
 
 
