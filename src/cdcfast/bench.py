@@ -80,11 +80,16 @@ def struct_decode(case: Case):
     return lambda: fn(case.data)
 
 
-def _json_schema(case: Case) -> pa.Schema:
-    """The explicit schema of a JSON format's messages, as its bench module writes it
-    (cdcfast/bench_debezium.py, bench_olr.py): the values' JSON types, nothing converted."""
+def _json_module(case: Case):
+    """A JSON format's bench module (cdcfast/bench_debezium.py, bench_olr.py, bench_qlik.py):
+    the explicit schema of its messages (the values' JSON types, nothing converted), and
+    LOADS_OPTIONS for json.loads where the numbers need them."""
     import importlib
-    return importlib.import_module(f".bench_{case.format}", __package__).schema(case)
+    return importlib.import_module(f".bench_{case.format.replace('-', '_')}", __package__)
+
+
+def _json_schema(case: Case) -> pa.Schema:
+    return _json_module(case).schema(case)
 
 
 def pyarrow_json(case: Case):
@@ -110,14 +115,19 @@ def _per_line(loads, case: Case):
 
 def json_loads(case: Case):
     """The slow path users run today: json.loads per line + Table.from_pylist (same schema)."""
-    return _per_line(json.loads, case)
+    import functools
+    options = getattr(_json_module(case), "LOADS_OPTIONS", {})
+    return _per_line(functools.partial(json.loads, **options), case)
 
 
 def msgspec_loads(case: Case):
-    """The same with msgspec's decoder, or None when msgspec is not installed."""
+    """The same with msgspec's decoder, or None when msgspec is not installed (or the format's
+    numbers need options it lacks)."""
     try:
         import msgspec
     except ImportError:
+        return None
+    if getattr(_json_module(case), "LOADS_OPTIONS", None):
         return None
     return _per_line(msgspec.json.decode, case)
 
@@ -296,6 +306,9 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
     mine = results["tools"]["cdcfast"]["mb_s"]
     for r in results["tools"].values():
         r["cdcfast_x"] = mine / r["mb_s"]
+    if format == "qlik":
+        from .bench_qlik import MASK_COLUMNS, mask_rate
+        results["masks"] = {"masks_s": mask_rate(), "columns": MASK_COLUMNS}
     if extras:
         imp, first = cold_start(case)
         results["cold_start_s"] = {"import": imp, "import_and_first_decode": first}
@@ -348,6 +361,10 @@ def report(results: dict) -> str:
         h = results["headers"]
         lines.append(f"headers() (envelope and source, no images): {h['mb_s']:.1f} MB/s, "
                      f"{h['rows_s']:,.0f} rows/s")
+    if "masks" in results:
+        m = results["masks"]
+        lines.append(f"hex masks (changeMask → struct of {m['columns']} bitmaps): "
+                     f"{m['masks_s'] / 1e6:.1f} M masks/s")
     if "cold_start_s" in results:
         c = results["cold_start_s"]
         lines.append(f"cold start: import {c['import']:.2f} s, import + first decode of one "

@@ -31,3 +31,40 @@ def message_schema(table) -> pa.Schema:
 def schema(case) -> pa.Schema:
     """The explicit schema the contenders read the case with (cdcfast/bench.py)."""
     return message_schema(case.catalog.get(case.table))
+
+
+MASK_COLUMNS = 20
+
+
+def sample_masks(count: int = 1_000_000, columns: int = MASK_COLUMNS, seed: int = 0):
+    """changeMask texts as Replicate writes them for `columns` columns (whole bytes and one
+    more, `0FFFFF` for an insert of 20): a third all set, the rest updates touching a few
+    columns — as a pyarrow string array."""
+    import random
+    rng = random.Random(seed)
+    width = 2 * (columns // 8 + 1)
+    full = f"{(1 << columns) - 1:0{width}X}"
+    texts = []
+    for _ in range(count):
+        if rng.random() < 1 / 3:
+            texts.append(full)
+        else:
+            bits = 0
+            for _ in range(rng.randint(1, 4)):
+                bits |= 1 << rng.randrange(columns)
+            texts.append(f"{bits:0{width}X}")
+    return pa.array(texts, pa.string())
+
+
+def mask_rate(repeat: int = 5) -> float:
+    """Masks per second of the hex-mask kernel (cdcfast._masks.decode_masks: 1,000,000 masks
+    of a 20-column table into a struct of bitmaps), best of `repeat`."""
+    import time
+    from ._masks import decode_masks
+    masks = sample_masks()
+    best = float("inf")
+    for _ in range(repeat + 1):
+        t = time.perf_counter()
+        decode_masks(masks, MASK_COLUMNS)
+        best = min(best, time.perf_counter() - t)
+    return len(masks) / best
