@@ -61,8 +61,9 @@ def test_demo_on_local_spark(spark, capsys):
     text = capsys.readouterr().out
     assert "native kernels: True" in text and "in this process: 2,000 events" in text
     assert len(re.findall(r"on Spark \(the cdcfast data source, 4 files\): 2,000 events",
-                          text)) == 4          # ibm-delimited, lldf, debezium, olr
-    assert "== debezium: generated 2,000" in text
+                          text)) == 5          # ibm-delimited, lldf, debezium, olr, qlik
+    for fmt in ("ibm-delimited", "lldf", "debezium", "olr", "qlik"):
+        assert f"== {fmt}: generated 2,000" in text
     assert text.count("'ORDER_ID': 1,") >= 3           # the first event of each file shown
     assert spark.range(3).count() == 3                  # the caller's session still runs
 
@@ -335,3 +336,103 @@ def test_olr_generate_inspect_decode(tmp_path, capsys):
     got = pq.read_table(tmp_path / "one.parquet")
     assert got.equals(want)
     assert str(got.schema.field("after").type.field("ORDER_DATE").type) == "timestamp[us]"
+
+
+# -- qlik --------------------------------------------------------------------------------------
+def qlik_sample(tmp_path, rows=300, *options, tables=2):
+    out = tmp_path / "qlik.json"
+    args = ["generate", "--format", "qlik", "--rows", str(rows), "--table-width", "8",
+            "--tables", str(tables), "-o", str(out)]
+    for o in options:
+        args += ["--option", o]
+    assert cli.main(args) == 0
+    return str(out), str(out) + ".catalog.json"
+
+
+def test_qlik_generate_inspect_decode(tmp_path, capsys):
+    """Two tables in one Kafka-form stream: each table's metadata message names it (and
+    types it without a catalog); inspect counts the data messages, decode writes a Parquet
+    file per table, the same with the generated catalog or one from Catalog.from_qlik."""
+    import collections
+
+    import pyarrow.parquet as pq
+    path, cat_path = qlik_sample(tmp_path)
+    assert "wrote 300 records" in capsys.readouterr().out
+    evs, cat = cdcfast.encode.events("qlik", 300, table_width=8, tables=2)
+    assert cdcfast.Catalog.load(cat_path).to_dict() == cat.to_dict()
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data.count(b'"type":"MD"') == 2
+    ops = collections.Counter((f"{e['schema']}.{e['table']}", e["op"]) for e in evs)
+    assert cli.main(["inspect", path, "--format", "qlik"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("300 records in 1 input(s), format qlik\n")  # MD: no records
+    for t in ("GEN.TABLE_1", "GEN.TABLE_2"):
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"{t} "))
+        n = sum(ops[(t, o)] for o in "cudr")
+        assert line.split() == [t, f"{n:,}", f"{ops[(t, 'c')]:,}", "/", f"{ops[(t, 'u')]:,}",
+                                "/", f"{ops[(t, 'd')]:,}", "/", f"{ops[(t, 'r')]:,}", "0"]
+    times = [e["commit_ts"] for e in evs if e["commit_ts"] is not None]   # REFRESH: none
+    assert f"commit time: {min(times)} … {max(times)}\n" in text and "errors: 0\n" in text
+    want = cdcfast.decode_tables(path, format="qlik", catalog=cat)
+    assert {k: v.num_rows for k, v in want.items()} == \
+        {t: sum(ops[(t, o)] for o in "cudr") for t in ("GEN.TABLE_1", "GEN.TABLE_2")}
+    assert cli.main(["decode", path, "--format", "qlik", "--catalog", cat_path,
+                     "-o", str(tmp_path / "out")]) == 0
+    assert "GEN.TABLE_1: " in capsys.readouterr().out
+    assert sorted(os.listdir(tmp_path / "out")) == ["GEN.TABLE_1.parquet",
+                                                    "GEN.TABLE_2.parquet"]
+    for key, table in want.items():
+        got = pq.read_table(tmp_path / "out" / f"{key}.parquet")
+        assert got.equals(table)
+        assert got.column("after").to_pylist() == \
+            [e["after"] for e in evs if f"{e['schema']}.{e['table']}" == key]
+    # without a catalog the metadata messages type the tables, as Catalog.from_qlik does
+    from_md = tmp_path / "from_md.json"
+    cdcfast.Catalog.from_qlik(data).save(str(from_md))
+    assert cli.main(["decode", path, "--format", "qlik", "-o", str(tmp_path / "md")]) == 0
+    assert cli.main(["decode", path, "--format", "qlik", "--catalog", str(from_md),
+                     "-o", str(tmp_path / "fq")]) == 0
+    for key, table in want.items():
+        assert pq.read_table(tmp_path / "md" / f"{key}.parquet").equals(table)
+        assert pq.read_table(tmp_path / "fq" / f"{key}.parquet").equals(table)
+
+
+def test_qlik_without_metadata_needs_a_table(tmp_path, capsys):
+    """A Kafka-form stream without metadata messages (md=false) names no table: decode with
+    --table reads it; without one every record is unattributable (_corrupt.parquet)."""
+    import pyarrow.parquet as pq
+    path, cat_path = qlik_sample(tmp_path, 120, "md=false", tables=1)
+    with open(path, "rb") as f:
+        assert b'"type":"MD"' not in f.read()
+    cat = cdcfast.Catalog.load(cat_path)
+    want = cdcfast.decode(path, format="qlik", catalog=cat, table="GEN.TABLE_1")
+    assert want.num_rows == 120 and want.column("_error").null_count == 120
+    assert cli.main(["decode", path, "--format", "qlik", "--catalog", cat_path,
+                     "--table", "GEN.TABLE_1", "-o", str(tmp_path / "one.parquet")]) == 0
+    assert pq.read_table(tmp_path / "one.parquet").equals(want)
+    capsys.readouterr()
+    assert cli.main(["inspect", path, "--format", "qlik"]) == 0
+    text = capsys.readouterr().out
+    line = next(ln for ln in text.splitlines() if ln.startswith("(unattributable) "))
+    assert line.split()[1] == "120" and line.split()[-1] == "120"
+    assert "pass table=…" in text
+    assert cli.main(["decode", path, "--format", "qlik", "--catalog", cat_path,
+                     "-o", str(tmp_path / "none")]) == 0
+    assert os.listdir(tmp_path / "none") == ["_corrupt.parquet"]
+    corrupt = pq.read_table(tmp_path / "none" / "_corrupt.parquet")
+    assert corrupt.num_rows == 120 and corrupt.column("_error").null_count == 0
+    assert "before" not in corrupt.column_names       # no table: images without columns
+
+
+def test_qlik_decode_through_spark(spark, tmp_path, capsys):
+    path, cat_path = qlik_sample(tmp_path, 200)
+    assert cli.main(["decode", path, "--format", "qlik", "--catalog", cat_path,
+                     "-o", str(tmp_path / "sp"), "--spark"]) == 0
+    want = cdcfast.decode_tables(path, format="qlik", catalog=cdcfast.Catalog.load(cat_path))
+    for key, table in want.items():
+        got = spark.read.parquet(str(tmp_path / "sp" / key))
+        assert got.count() == table.num_rows > 50
+        assert sorted(r.change_pos for r in got.select("change_pos").collect()
+                      if r.change_pos is not None) == \
+            sorted(p for p in table.column("change_pos").to_pylist() if p is not None)

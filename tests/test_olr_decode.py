@@ -376,8 +376,9 @@ def test_positions_sort_in_log_order(dec):
 
 @pytest.mark.parametrize("dec", DECODERS)
 def test_each_message_an_input_in_spark(dec):
-    """With Spark's message columns each message is an input (SPEC §6): seq restarts and
-    nothing is carried from one message to the next; rows carry their message index."""
+    """With Spark's message columns each message is an input (SPEC §6): seq restarts, rows
+    carry their message index, and the scn and time are still carried from one message to
+    the next (carry-forward works within a partition)."""
     msgs = _txn_stream()[:2]
     d = dec.Decoder("olr", catalog=CAT)
     want = Want(CAT, ALL, messages=True)
@@ -386,7 +387,7 @@ def test_each_message_an_input_in_spark(dec):
     ((key, batch),) = out
     assert key == "OLR_TEST.T"
     r = batch.to_pylist()[0]
-    assert r["seq"] == 0 and r["source"]["scn"] is None and r[MESSAGE] == 1
+    assert r["seq"] == 0 and r["source"]["scn"] == 100 and r[MESSAGE] == 1
     (r,) = rows(dec, msgs)
     assert r["seq"] == 1 and r["source"]["scn"] == 100
 

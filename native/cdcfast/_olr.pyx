@@ -227,9 +227,19 @@ cdef class Scanner(Walker):
     cdef bint busy(self) noexcept:
         return self.indoc
 
-    cdef void new_input(self) noexcept:
-        self.seq = 0
-        self.ncarry = 0             # carry-forward: within one input
+    def carry_state(self):
+        """The carried scn/tm of the transactions still open (for the next part of the same
+        call: carry-forward lasts the whole call, SPEC §6)."""
+        return bytes((<char*>self.carry)[:self.ncarry * sizeof(Carry)]) if self.ncarry else b""
+
+    def set_carry(self, bytes state):
+        cdef int64_t n = len(state) // sizeof(Carry)
+        if n > self.carrycap:
+            self.carrycap = n
+            self.carry = <Carry*>_grow(self.carry, self.carrycap * sizeof(Carry))
+        if n:
+            memcpy(self.carry, <const char*>state, n * sizeof(Carry))
+        self.ncarry = n
 
     cdef int document(self) except -1:
         """The document at self.pos (or the rest of the one in hand): 0 when done with it,

@@ -50,6 +50,7 @@ def _decode(args) -> int:
             batches = ((args.table, b) for b in dec.read_batches(path, table=args.table)) \
                 if args.table else dec.read_tables(path)
             for key, batch in batches:        # batch by batch: memory bounded by the batch
+                batch = _parquet_ready(batch)
                 if key not in writers:
                     writers[key] = pq.ParquetWriter(_out_path(args, key), batch.schema)
                     rows[key] = 0
@@ -68,6 +69,15 @@ def _decode(args) -> int:
     print(f"decoded {total / 1e6:,.1f} MB in {secs:.2f} s ({total / 1e6 / max(secs, 1e-9):,.0f}"
           " MB/s)")
     return 0
+
+
+def _parquet_ready(batch):
+    """The batch without struct columns that have no fields, which Parquet cannot write (the
+    images of unattributable records: no table, so no columns)."""
+    import pyarrow as pa
+    empty = [f.name for f in batch.schema
+             if pa.types.is_struct(f.type) and f.type.num_fields == 0]
+    return batch.drop_columns(empty) if empty else batch
 
 
 def _out_path(args, key):
@@ -203,7 +213,8 @@ def _bench(args) -> int:
 DEMO = (("ibm-delimited", "IBM Q Replication delimited", "del"),
         ("lldf", "BMC Log Master LLDF (EBCDIC, binary)", "lldf"),
         ("debezium", "Debezium JSON (Db2 connector)", "json"),
-        ("olr", "OpenLogReplicator JSON (Oracle)", "json"))
+        ("olr", "OpenLogReplicator JSON (Oracle)", "json"),
+        ("qlik", "Qlik Replicate JSON (Kafka)", "json"))
 
 
 def _demo(args) -> int:

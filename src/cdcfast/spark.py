@@ -14,7 +14,10 @@ Two ways in:
 Executors rebuild the Decoder from its JSON-serializable config (``Decoder.config()``), once
 per Python worker; nothing is compiled in a task. Schemas are known up front, from the catalog:
 the Spark layer refuses a table without one — Debezium's embedded schemas included, which are
-only known once a message is read (``Catalog.from_debezium`` over a sample makes the catalog).
+only known once a message is read (``Catalog.from_debezium`` over a sample makes the catalog),
+and so are OLR's ``schema.columns`` and Qlik's metadata messages (``Catalog.from_olr``,
+``Catalog.from_qlik``). A message column's partition is decoded as one call, so OLR's
+carry-forward and Qlik's metadata lookup reach across its Arrow batches (SPEC §6).
 """
 from __future__ import annotations
 
@@ -61,8 +64,8 @@ _CATALOG_ADVICE = {
                  ".option(\"catalog\", path)"),
     # OLR's schema.columns describe a table only once one of its messages is read
     "olr": (": build one from a sample of messages written with schema.columns (the writer's "
-            "schema format \"full\") with cdcfast.Catalog.from_olr(messages), or from the "
-            "tables' DDL, and pass it as catalog=…; for the data source, write it with "
+            "schema format \"full\") with cdcfast.Catalog.from_olr(messages), or write one "
+            "from the tables' DDL, and pass it as catalog=…; for the data source, write it with "
             "Catalog.save(path) and give .option(\"catalog\", path)"),
     # Qlik's metadata messages describe a table, but they are messages of the input too
     "qlik": (": build one from Qlik Replicate's metadata messages (type MD) with "

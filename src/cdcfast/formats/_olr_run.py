@@ -48,6 +48,7 @@ class Call:
     def __init__(self):
         self.seq = 0
         self.layouts = {}           # table identity -> Layout
+        self.carry = b""            # the kernel's carried scn/tm of open transactions
 
 
 class Run(KernelRun):
@@ -61,7 +62,15 @@ class Run(KernelRun):
 
     def scanner(self, images):
         unit = EPOCH_UNITS.index(self.fmt.options["epoch_unit"])
-        return self.k.Scanner(self.part.data, self.part.offsets, self.part.valid, images, unit)
+        sc = self.k.Scanner(self.part.data, self.part.offsets, self.part.valid, images, unit)
+        sc.set_carry(self.call.carry)       # carry-forward lasts the call (SPEC §6)
+        return sc
+
+    def run(self):
+        try:
+            yield from super().run()
+        finally:
+            self.call.carry = self.sc.carry_state()
 
     def layout_of_key(self, key):
         """The layout of an output table, known before its first row (decode(table=…) of a

@@ -426,7 +426,6 @@ class PartDecoder(RoutedRows):
                 continue
             if want.messages:
                 call.seq = 0                # each message an input (Spark, SPEC §6)
-                call.carry = {}
             for msg, recs in docs:
                 if msg is not None:
                     self.carry(msg)
