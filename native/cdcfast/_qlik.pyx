@@ -952,12 +952,11 @@ cdef class Scanner(Walker):
         """The value at v of column j into c; returns its end (BAD: not well-formed, when the
         walk checks)."""
         cdef const uint8_t* b = self.buf
-        cdef int esc = 0, code
-        cdef int64_t e, ep
+        cdef int esc = 0
+        cdef int64_t e
         cdef int r
         if b[v] == 34:
-            e = json_string_scan(b, v + 1, self.dend, &esc, &self.high, &code, &ep) \
-                if self.checking else str_end(b, v + 1, self.dend, &esc)
+            e = self.sscan(v + 1, &esc) if self.checking else str_end(b, v + 1, self.dend, &esc)
             if e < 0:
                 return BAD
             e += 1

@@ -62,6 +62,8 @@ cdef class Walker:
     @cython.final
     cdef int64_t content_end(self)
     @cython.final
+    cdef int64_t sscan(self, int64_t i, int* esc) noexcept
+    @cython.final
     cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2
     @cython.final
     cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept

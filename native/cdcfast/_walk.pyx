@@ -150,17 +150,27 @@ cdef class Walker:
         return e
 
     # -- the checked walk --------------------------------------------------------------------
+    cdef int64_t sscan(self, int64_t i, int* esc) noexcept:
+        """The closing quote of the string whose first byte is at i, checked — its bytes past
+        0x7F as UTF-8 too, there and then (so `utf8_ok` has only the containers `skip` passed
+        whole to look at) — or -1."""
+        cdef unsigned h = 0
+        cdef int code
+        cdef int64_t ep, e = json_string_scan(self.buf, i, self.dend, esc, &h, &code, &ep)
+        if e >= 0 and h and cdc_utf8_first_invalid(self.buf + i, e - i) >= 0:
+            return -1
+        return e
+
     cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2:
         """The member at i: its key's first byte (k) and closing quote (e); returns its value's
         first byte, or BAD."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t end = self.dend, j, v, ep
-        cdef int code
+        cdef int64_t end = self.dend, j, v
         if self.checking and (i >= end or b[i] != 34):
             return BAD
         k[0] = i + 1
         esc[0] = 0
-        e[0] = json_string_scan(b, i + 1, end, esc, &self.high, &code, &ep)
+        e[0] = self.sscan(i + 1, esc)
         if e[0] < 0:
             return BAD
         j = ws(b, e[0] + 1, end)
@@ -197,7 +207,7 @@ cdef class Walker:
         if not self.checking:
             return token_end(b, v, end)
         if c == 34:
-            e = json_string_scan(b, v + 1, end, &esc, &self.high, &code, &ep)
+            e = self.sscan(v + 1, &esc)
             self.last_esc = esc
             return e + 1 if e >= 0 else BAD
         if c == 45 or (48 <= c <= 57):
