@@ -27,7 +27,7 @@ from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits
 from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float
 from cdcfast._jsonrow cimport *
-from cdcfast._rows cimport Out
+from cdcfast._rows cimport Out, NO_NAME
 from cdcfast._walk cimport (Walker, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
                             STOP_PAUSE, BAD)
 
@@ -35,10 +35,10 @@ import numpy as np
 
 cdef extern from "cdcfast/_olrval.h":
     int64_t olr_hex "cdc_olr_hex"(const uint8_t* p, int64_t n, uint8_t* dst) noexcept nogil
-    int olr_digits "cdc_olr_digits"(const uint8_t* p, int64_t n, int64_t* out) noexcept nogil
-    int olr_epoch_us "cdc_olr_epoch_us"(int64_t x, int unit, int64_t* us) noexcept nogil
     int olr_time_text "cdc_olr_time_text"(const uint8_t* p, int64_t n, int unit,
                                           int64_t* us) noexcept nogil
+    int olr_epoch "cdc_olr_epoch"(const uint8_t* p, int64_t n, int unit,
+                                  int64_t* us) noexcept nogil
     int olr_date "cdc_olr_date"(const uint8_t* p, int64_t n, int64_t* days) noexcept nogil
     int olr_time "cdc_olr_time"(const uint8_t* p, int64_t n, int64_t* us) noexcept nogil
     int olr_xid "cdc_olr_xid"(const uint8_t* p, int64_t n, uint64_t* xid) noexcept nogil
@@ -493,11 +493,24 @@ cdef class Scanner(Walker):
         self.mproblem(f, code, v, v, e)
         return False
 
-    cdef void message(self):
+    cdef int64_t unescaped(self, int64_t v, int64_t e, const uint8_t** p) except -2:
+        """The text of the string b[v:e] (quotes included) in (p, length): in place without
+        escapes, else unescaped into the scratch buffer; -1 for a lone surrogate."""
+        cdef const uint8_t* b = self.buf
+        cdef int esc = 0
+        str_end(b, v + 1, self.dend, &esc)
+        if not esc:
+            p[0] = b + v + 1
+            return e - v - 2
+        p[0] = self.room(e - v)
+        return json_unescape(b + v + 1, e - v - 2, self.room(e - v))
+
+    cdef void message(self) except *:
         """The message's own fields, once per document: xid, scn and tm (carried forward),
         the positions; their problems are every row's (docs/olr.md, "Message fields")."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t v, e, x
+        cdef const uint8_t* p
+        cdef int64_t v, e, x, k
         cdef uint64_t xid
         cdef bint scn_sent, tm_sent
         cdef Carry* c
@@ -510,9 +523,15 @@ cdef class Scanner(Walker):
             e = self.he[M_XID]
             if self.hn[M_XID] > 1:
                 self.mproblem(M_XID, P_TWICE, self.hk[M_XID], self.hk[M_XID], self.hk[M_XID])
-            elif b[v] == 34 and olr_xid(b + v + 1, e - v - 2, &xid):
-                self.m_has_xid = True
-                self.m_xid = xid
+            elif b[v] == 34:
+                k = self.unescaped(v, e, &p)
+                if k < 0:
+                    self.mproblem(M_XID, P_SURROGATE, v, v, e)
+                elif olr_xid(p, k, &xid):
+                    self.m_has_xid = True
+                    self.m_xid = xid
+                else:
+                    self.mproblem(M_XID, P_XID, v, v, e)
             else:
                 self.mproblem(M_XID, P_XID, v, v, e)
         elif self.hn[M_XIDN] > 0 and not (self.hn[M_XIDN] == 1 and b[self.hp[M_XIDN]] == 110):
@@ -596,7 +615,7 @@ cdef class Scanner(Walker):
         if b[v] == 34:
             if olr_time_text(b + v + 1, e - v - 2, self.epoch_unit, &self.m_tm):
                 return True
-        elif olr_digits(b + v, e - v, &x) and olr_epoch_us(x, self.epoch_unit, &self.m_tm):
+        elif olr_epoch(b + v, e - v, self.epoch_unit, &self.m_tm) > 0:
             return True
         self.mproblem(f, P_TIME, v, v, e)
         return False
@@ -695,6 +714,8 @@ cdef class Scanner(Walker):
             return STOP_TABLE
         self.cur_tid = tid
         slot = self.tslot[tid]
+        if slot <= -2:                      # a table name with a lone surrogate: none
+            return self.corrupt(start, end, P_TABLE, n, start)
         self.unknown += self.tunk[tid]
         if slot < 0:
             return self.counted(control, False)
@@ -869,11 +890,12 @@ cdef class Scanner(Walker):
             o.add_problem(row, ES_COLUMNS, P_COLUMNS, v, v, self.he[ES_COLUMNS])
         return 0
 
-    cdef bint columns_ok(self, int64_t v) noexcept:
-        """schema.columns at v is a list of objects, each with one text `name`."""
+    cdef int columns_ok(self, int64_t v) except -1:
+        """schema.columns at v is a list of objects, each with one text `name` (no lone
+        surrogate in it)."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t i, k, e, w, names
-        cdef int esc
+        cdef int64_t i, k, e, w, names, we
+        cdef int esc, vesc
         if b[v] != 91:
             return False
         i = ws(b, v + 1, self.dend)
@@ -889,6 +911,11 @@ cdef class Scanner(Walker):
                 if not esc and e - k - 1 == 4 and memcmp(b + k + 1, b"name", 4) == 0:
                     names += 1
                     if b[w] != 34:
+                        return False
+                    vesc = 0
+                    we = str_end(b, w + 1, self.dend, &vesc)
+                    if vesc and json_unescape(b + w + 1, we - w - 1,
+                                              self.room(we - w)) < 0:
                         return False
                 k = ws(b, token_end(b, w, self.dend), self.dend)
                 if b[k] == 44:
@@ -1047,7 +1074,7 @@ cdef class Scanner(Walker):
                 j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
             w = ws(b, ws(b, e + 1, end) + 1, end)
             if j < 0:
-                if o.derived:
+                if o.derived and j != NO_NAME:
                     self.pending_key = bytes(b[k:e])
                     self.pending_slot = self.outs.index(o)
                     return STOP_COLUMN
@@ -1058,7 +1085,7 @@ cdef class Scanner(Walker):
                 c = <Column>cols[j]
                 if sent[j]:
                     undo_value(c, row)
-                    o.add_problem(row, f0 + j, P_TWICE, i, i, i)
+                    o.twice_problem(row, f0 + j, i)
                     e = token_end(b, w, end)
                 else:
                     sent[j] = 1
@@ -1175,7 +1202,7 @@ cdef class Scanner(Walker):
             if quoted:
                 if not olr_time_text(p, n, self.epoch_unit, &us):
                     return 0
-            elif not olr_digits(p, n, &x) or not olr_epoch_us(x, self.epoch_unit, &us):
+            elif olr_epoch(p, n, self.epoch_unit, &us) <= 0:
                 return 0
             put_fixed(c, row, &us, 8)
             return 1

@@ -27,72 +27,6 @@ static inline int64_t cdc_olr_hex(const uint8_t* p, int64_t n, uint8_t* dst)
     return n >> 1;
 }
 
-/* -?[0-9]+ (leading zeros allowed) within int64 */
-static inline int cdc_olr_digits(const uint8_t* p, int64_t n, int64_t* out)
-{
-    int64_t i = 0;
-    int neg = 0;
-    uint64_t acc = 0;
-    if (n > 0 && p[0] == '-') {
-        neg = 1;
-        i = 1;
-    }
-    if (i >= n)
-        return 0;
-    for (; i < n; i++) {
-        const unsigned d = (unsigned)(p[i] - '0');
-        if (d > 9)
-            return 0;
-        if (acc > (UINT64_MAX - d) / 10)
-            return 0;
-        acc = acc * 10 + d;
-    }
-    if (neg) {
-        if (acc > (uint64_t)INT64_MAX + 1)
-            return 0;
-        *out = (int64_t)((uint64_t)0 - acc);
-    } else {
-        if (acc > (uint64_t)INT64_MAX)
-            return 0;
-        *out = (int64_t)acc;
-    }
-    return 1;
-}
-
-/* an epoch in `unit` (AUTO: by the digits of |x|: up to 11 s, 14 ms, 17 µs, else ns) as µs,
- * digits below a microsecond floored; 0 when out of int64 */
-static inline int cdc_olr_epoch_us(int64_t x, int unit, int64_t* us)
-{
-    if (unit == CDC_EPOCH_AUTO) {
-        const uint64_t a = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-        unit = a < 100000000000ULL ? CDC_EPOCH_S : a < 100000000000000ULL ? CDC_EPOCH_MS
-             : a < 100000000000000000ULL ? CDC_EPOCH_US : CDC_EPOCH_NS;
-    }
-    int64_t m;
-    switch (unit) {
-    case CDC_EPOCH_S:
-        m = 1000000;
-        break;
-    case CDC_EPOCH_MS:
-        m = 1000;
-        break;
-    case CDC_EPOCH_US:
-        *us = x;
-        return 1;
-    default: {
-        int64_t q = x / 1000;
-        if (x % 1000 < 0)
-            q -= 1;
-        *us = q;
-        return 1;
-    }
-    }
-    if (x > INT64_MAX / m || x < INT64_MIN / m)
-        return 0;
-    *us = x * m;
-    return 1;
-}
-
 /* YYYY-MM-DD[T| ]HH:MM:SS[.f…][Z|±HH:MM] as µs since the epoch (UTC; a zone applied) */
 static inline int cdc_olr_iso_us(const uint8_t* p, int64_t n, int64_t* us)
 {
@@ -106,16 +40,68 @@ static inline int cdc_olr_iso_us(const uint8_t* p, int64_t n, int64_t* us)
     return cdc_jv_iso_us(tmp, n, us);
 }
 
+/* -?[0-9]+ read as an epoch in `unit` (AUTO: by the digits of its absolute value) to us,
+ * digits below a microsecond floored: 1, or 0 when p[0:n] is no such text, or -1 when its
+ * microseconds pass int64 (nanoseconds beyond int64 can still be in range) */
+static inline int cdc_olr_epoch(const uint8_t* p, int64_t n, int unit, int64_t* us)
+{
+    int64_t i = 0;
+    int neg = 0;
+    unsigned __int128 a = 0;
+    if (n > 0 && p[0] == '-') {
+        neg = 1;
+        i = 1;
+    }
+    if (i >= n)
+        return 0;
+    for (int64_t j = i; j < n; j++)
+        if ((unsigned)(p[j] - '0') > 9)
+            return 0;
+    if (n > 40)
+        return -1;                  /* (the reference's limit on an epoch's text) */
+    while (i < n - 1 && p[i] == '0')
+        i++;
+    if (n - i > 38)
+        return -1;                  /* past any unit's range */
+    for (; i < n; i++)
+        a = a * 10 + (unsigned)(p[i] - '0');
+    if (unit == CDC_EPOCH_AUTO) {
+        unit = a < 100000000000ULL ? CDC_EPOCH_S : a < 100000000000000ULL ? CDC_EPOCH_MS
+             : a < 100000000000000000ULL ? CDC_EPOCH_US : CDC_EPOCH_NS;
+    }
+    const __int128 x = neg ? -(__int128)a : (__int128)a;
+    __int128 r;
+    switch (unit) {
+    case CDC_EPOCH_S:
+        r = x * 1000000;
+        break;
+    case CDC_EPOCH_MS:
+        r = x * 1000;
+        break;
+    case CDC_EPOCH_US:
+        r = x;
+        break;
+    default:
+        r = x / 1000;
+        if (x % 1000 < 0)
+            r -= 1;                 /* floor */
+    }
+    if (r > INT64_MAX || r < INT64_MIN)
+        return -1;
+    *us = (int64_t)r;
+    return 1;
+}
+
 /* a timestamp value's text: epoch digits or ISO-8601, optionally followed by ",<zone>" (the
  * zone part ignored) */
 static inline int cdc_olr_time_text(const uint8_t* p, int64_t n, int unit, int64_t* us)
 {
     const uint8_t* comma = (const uint8_t*)memchr(p, ',', (size_t)n);
-    int64_t x;
     if (comma)
         n = comma - p;
-    if (cdc_olr_digits(p, n, &x))
-        return cdc_olr_epoch_us(x, unit, us);
+    const int r = cdc_olr_epoch(p, n, unit, us);
+    if (r)
+        return r > 0;
     return cdc_olr_iso_us(p, n, us);
 }
 

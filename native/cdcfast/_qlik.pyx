@@ -26,7 +26,7 @@ from cdcfast._arrow cimport Column, col_valid, bits_set
 from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float
 from cdcfast._jsonrow cimport *
-from cdcfast._rows cimport Out
+from cdcfast._rows cimport Out, NO_NAME
 from cdcfast._walk cimport (Walker, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META,
                             STOP_PAUSE, BAD)
 
@@ -391,7 +391,7 @@ cdef class Scanner(Walker):
         return 0
 
     cdef int field_text(self, Out o, int64_t row, int64_t f, const uint8_t** p,
-                        int64_t* n) except -1:
+                        int64_t* n, int64_t surrogate=P_SURROGATE) except -1:
         """1 with the text of field f in (p, n) — a string unescaped, a number or boolean its
         JSON text (docs/qlik.md) — or 0: absent, null, "", or a problem (given twice, an
         object or array, a lone surrogate)."""
@@ -417,8 +417,8 @@ cdef class Scanner(Walker):
             return 1
         t = self.room(e - v)
         k = json_unescape(b + v + 1, e - v - 2, t)
-        if k < 0:
-            o.add_problem(row, f, P_SURROGATE, v, v, e)
+        if k < 0:                           # (what the field's reader calls such a text)
+            o.add_problem(row, f, surrogate, v, v, e)
             return 0
         p[0] = t
         n[0] = k
@@ -475,9 +475,10 @@ cdef class Scanner(Walker):
             return STOP_TABLE
         self.cur_tid = tid
         slot = self.tslot[tid]
-        if slot <= -2:                          # no table: unattributable
-            self.drop_pre()
-            return self.corrupt(start, end, P_UNNAMED, -2 - slot, at)
+        if slot <= -2:                          # no table: unattributable (field: the case,
+            self.drop_pre()                     # + 10 when the field naming it is absent)
+            return self.corrupt(start, end, P_UNNAMED,
+                                -2 - slot + (10 if at == start else 0), at)
         self.unknown += self.tunk[tid]
         if slot < 0:
             self.drop_pre()
@@ -617,7 +618,7 @@ cdef class Scanner(Walker):
             return 0
         e = self.he[f]
         if b[v] == 34:
-            if not self.field_text(o, row, f, &p, &n):
+            if not self.field_text(o, row, f, &p, &n, P_NOT_INT):
                 return 0
         else:
             p = b + v
@@ -643,7 +644,7 @@ cdef class Scanner(Walker):
             p = b + v
             n = e - v
         elif b[v] == 34:
-            if not self.field_text(o, row, f, &p, &n):
+            if not self.field_text(o, row, f, &p, &n, P_BOOL):
                 return 0
         else:
             o.add_problem(row, f, P_BOOL, v, v, e)
@@ -793,7 +794,7 @@ cdef class Scanner(Walker):
                 c = <Column>cols[j]
                 if sent[j]:
                     undo_value(c, row)
-                    o.add_problem(row, f0 + j, P_TWICE, i, i, i)
+                    o.twice_problem(row, f0 + j, i)
                     e = self.skip(w, 512 - depth)
                 else:
                     sent[j] = 1
@@ -876,7 +877,7 @@ cdef class Scanner(Walker):
                 j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
             w = ws(b, ws(b, e + 1, end) + 1, end)
             if j < 0:
-                if o.derived:
+                if o.derived and j != NO_NAME:
                     self.pending_key = bytes(b[k:e])
                     self.pending_slot = self.outs.index(o)
                     return STOP_COLUMN
@@ -887,7 +888,7 @@ cdef class Scanner(Walker):
                 c = <Column>cols[j]
                 if sent[j]:
                     undo_value(c, row)
-                    o.add_problem(row, f0 + j, P_TWICE, i, i, i)
+                    o.twice_problem(row, f0 + j, i)
                     e = token_end(b, w, end)
                 else:
                     sent[j] = 1

@@ -18,6 +18,9 @@ cimport cython
 
 from cdcfast._arrow cimport Column
 
+cdef enum:
+    NO_NAME = -3        # column_of_escaped: a key with a lone surrogate names nothing
+
 # what a row is, for the flags of a column added later (add_column)
 cdef enum:
     ROW_OTHER = 0
@@ -72,6 +75,7 @@ cdef class Out:
     cdef _vars(self)
     cdef int64_t column_of(self, const uint8_t* k, int64_t n) noexcept
     cdef int64_t column_of_escaped(self, const uint8_t* k, int64_t n) except -2
+    cdef void twice_problem(self, int64_t row, int64_t field, int64_t pos) except *
     cdef void null_row(self, int64_t row) noexcept
     cdef void finish_row(self, int64_t row, int64_t msg, int64_t start, int64_t end,
                          uint8_t op) noexcept

@@ -165,13 +165,29 @@ cdef class Out:
         return -1
 
     cdef int64_t column_of_escaped(self, const uint8_t* k, int64_t n) except -2:
-        """column_of for a key with escapes (unescaped first; a lone surrogate names none)."""
+        """column_of for a key with escapes (unescaped first): -1 for none, NO_NAME for a key
+        with a lone surrogate, which can name no column (not even one a layout typed by the
+        data would add)."""
         cdef bytearray tmp = bytearray(n + 1)
         cdef uint8_t* t = tmp
         cdef int64_t m = json_unescape(k, n, t)
         if m < 0:
-            return -1
+            return NO_NAME
         return self.column_of(t, m)
+
+    cdef void twice_problem(self, int64_t row, int64_t field, int64_t pos) except *:
+        """A column given twice: "given twice" at the second key is the column's problem —
+        it replaces one the first value had (the reference reads only the key's last value,
+        so it never sees that one)."""
+        cdef int64_t* e
+        if self.nerr and self.errs[(self.nerr - 1) * 6] == row \
+                and self.errs[(self.nerr - 1) * 6 + 1] == field:
+            e = self.errs + (self.nerr - 1) * 6
+            if e[2] != 2:               # (P_TWICE in every JSON kernel: the second key's)
+                e[2] = 2
+                e[3] = e[4] = e[5] = pos
+            return
+        self.add_problem(row, field, 2, pos, pos, pos)
 
     cdef void null_row(self, int64_t row) noexcept:
         """Every column of the row null (the bits are 0 already: buffers are zeroed)."""

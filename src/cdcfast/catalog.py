@@ -723,10 +723,10 @@ def qlik_metadata(body: dict) -> QlikMetadata:
     if not isinstance(lineage, dict):
         raise QlikBadMetadata(("lineage",), "is not an object", lineage)
     table = lineage.get("table")
-    if type(table) is not str or not table:         # a JSON string (not a number's text)
+    if type(table) is not str or not table or not utf8_text(table):   # a JSON string's text
         raise QlikBadMetadata(("lineage", "table"), "is not a table name", table or None)
     schema = lineage.get("schema")
-    schema = schema if type(schema) is str and schema else None
+    schema = schema if type(schema) is str and schema and utf8_text(schema) else None
     sid = body.get("schemaId")
     if sid is not None:
         if isinstance(sid, bool) or not isinstance(sid, (str, int)):
@@ -749,7 +749,7 @@ def _qlik_table(schema, table, columns: dict) -> Table:
         if not isinstance(cd, dict):
             raise QlikBadMetadata(("tableStructure", "tableColumns", name), "is not an object",
                                   cd)
-        if not name:
+        if not name or not utf8_text(name):       # (a lone surrogate names no Arrow field)
             raise QlikBadMetadata(("tableStructure", "tableColumns"),
                                   "has a column without a name", columns)
     ordinals = [_int_or_none(cd.get("ordinal")) for _, cd in items]
@@ -761,6 +761,15 @@ def _qlik_table(schema, table, columns: dict) -> Table:
              if (p := _int_or_none(cd.get("primaryKeyPosition"))) is not None and p > 0]
     key = tuple(name for _, name in sorted(keyed, key=lambda pk: pk[0]))
     return Table(schema, table, cols, key)
+
+
+def utf8_text(text: str) -> bool:
+    """Text without a lone surrogate (from a JSON \\u escape): it can name a table or column."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _qlik_type_name(column: dict) -> str:

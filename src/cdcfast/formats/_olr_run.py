@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from ..catalog import utf8_text
 from ..errors import show_value
 from ..reference import _jsondoc as ref
 from ._jsonrun import STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TABLE, KernelRun, token_at
@@ -118,11 +119,15 @@ class Run(KernelRun):
         raw_schema, raw_table = pending[1:].split(b"\0", 1)
         sch = json.loads(raw_schema) if raw_schema else None
         tab = json.loads(raw_table) if raw_table else None
-        return full_name(sch or None, tab) if tab else ""
+        sch = sch if sch and utf8_text(sch) else None   # a lone surrogate names nothing
+        return full_name(sch, tab) if tab and utf8_text(tab) else ""
 
     def new_table(self):
         sc = self.sc
         name = self.table_name(sc.pending_name)
+        if not name and sc.pending_data:    # a table name with a lone surrogate: none
+            sc.add_table(sc.pending_name, -2)
+            return
         key, table = self.want.resolve(name)
         ident = table.name if table is not None else name
         cat = None
@@ -195,7 +200,7 @@ def _columns(text):
     if not isinstance(cols, list) or not all(
             isinstance(c, dict) and isinstance(c.get("name"), str)
             and not isinstance(c.get("name"), ref.Num) and "name" not in ref.dups(c)
-            for c in cols):
+            and utf8_text(c["name"]) for c in cols):
         return None
     return cols or None
 

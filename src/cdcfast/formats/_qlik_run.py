@@ -4,7 +4,7 @@ batch), and turns its outputs into record batches with the error texts the refer
 (cdcfast/reference/qlik.py; the rules: docs/qlik.md)."""
 from __future__ import annotations
 
-from ..catalog import QlikBadMetadata, qlik_metadata
+from ..catalog import QlikBadMetadata, qlik_metadata, utf8_text
 from ..reference import _jsondoc as ref
 from ..reference.qlik import OPERATIONS, TIMESTAMP_FORM, shown
 from ._jsonrun import STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE, KernelRun, token_at
@@ -79,7 +79,7 @@ class Run(KernelRun):
         if stop == STOP_META:
             yield from self.metadata()
         elif stop == STOP_TABLE:
-            self.new_table()
+            yield from self.new_table()
         elif stop == STOP_COLUMN:
             o = self.by_slot[self.sc.pending_slot]
             name = ref.parse_json(b'"' + self.sc.pending_key + b'"')
@@ -88,9 +88,11 @@ class Run(KernelRun):
 
     def metadata(self):
         """A metadata message (docs/qlik.md): remembered, or a corrupt record."""
-        sc, data = self.sc, self.part.data
-        doc = ref.Doc(sc.pending_start, sc.pending_end)
-        v = ref.parse_json(bytes(memoryview(data)[doc.start:doc.end]))
+        sc = self.sc
+        start = sc.pending_start
+        text = bytes(memoryview(self.part.data)[start:sc.pending_end])
+        doc = ref.Doc(0, len(text))         # (positions within the document, then shifted)
+        v = ref.parse_json(text)
         body, prefix = (v["message"], ("message",)) if "message" in v else (v, ())
         try:
             meta = qlik_metadata(body)
@@ -98,10 +100,10 @@ class Run(KernelRun):
             path = prefix + e.path
             reason = "missing" if e.value is None else \
                 (lambda raw, r=e.reason: f"{shown(raw)} {r}")
-            pos, field, text = ref.resolve([ref.Problem(".".join(path), path, reason)], data,
-                                           doc)
-            self.meta_texts.append((field, text))
-            while sc.meta_corrupt(len(self.meta_texts) - 1, pos) == STOP_BATCH:
+            pos, field, why = ref.resolve([ref.Problem(".".join(path), path, reason)], text,
+                                          doc)
+            self.meta_texts.append((field, why))
+            while sc.meta_corrupt(len(self.meta_texts) - 1, start + pos) == STOP_BATCH:
                 yield from self.flush(self.by_slot[sc.full_slot])
             return
         if meta.schema_id is not None:
@@ -116,7 +118,7 @@ class Run(KernelRun):
         tag = sc.pending_name[0]
         first, second = sc.pending_name[1:].split(b"\0", 1)
         named = None
-        if tag == 0:
+        if tag == 0 and _text(second) is not None:
             schema, tname = _text(first), _text(second)
             named = (full_name(schema, tname), schema, tname)
         elif tag == 1:
@@ -144,6 +146,9 @@ class Run(KernelRun):
         elif not self.images:
             sc.add_table(sc.pending_name, self.output(key).slot, cat, unknown)
         else:
+            o = self.outputs.get(key)
+            if o is not None and o.layout is None and o.out.length >= self.batch_rows:
+                yield from self.flush(o)    # a full batch of the rows before the layout
             sc.add_table(sc.pending_name, self.fix(key, table).slot, cat, unknown)
 
     def fix(self, key, table):
@@ -177,6 +182,13 @@ class Run(KernelRun):
             return "message", "given twice" if field else \
                 f"{shown(token_at(data, pos))} is not an object"
         if code == P_UNNAMED:
+            raw = token_at(data, pos) if field < 10 else b""    # (10 up: the field is absent)
+            field %= 10
+            name = "messageSchemaId" if field != UNNAMED_TABLE else "table"
+            if raw[:1] in (b"{", b"["):    # a container is no name (docs/qlik.md)
+                return name, f"{shown(raw)} is not a string"
+            if raw[:1] == b'"' and not utf8_text(ref.parse_json(raw)):
+                return name, f"{shown(raw)} has a lone surrogate in a \\u escape"
             if field == UNNAMED_SCHEMA_ID:
                 return "messageSchemaId", (f"{shown(token_at(data, pos))} is the schemaId of no "
                                            "metadata message before it; pass table=…")
@@ -208,7 +220,7 @@ def _text(raw: bytes):
     if not raw:
         return None
     v = ref.parse_json(raw) if raw[:1] == b'"' else raw.decode("utf-8")
-    return str(v) or None
+    return str(v) if v and utf8_text(v) else None     # a lone surrogate names nothing
 
 
 def native_batches(fmt, parts, want, images, batch_rows, mode, stats):

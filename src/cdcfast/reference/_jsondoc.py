@@ -138,9 +138,14 @@ def _parse_one(data, text, a, pos, b, deep) -> Doc:
         except (ValueError, RecursionError):
             pass
         else:
-            end = pos + (ce - ci if len(text) == b - a
-                         else len(text[ci:ce].encode("utf-8", "surrogatepass")))
-            return Doc(pos, end, value)
+            # a top-level number or literal must end where the grammar does (`1a`, `truex`
+            # are one bad document, as the strict scanner reads them, not two)
+            run_on = (value is None or isinstance(value, (Num, bool))) and ce < len(text) \
+                and text[ce] not in " \t\n\r"
+            if not run_on:
+                end = pos + (ce - ci if len(text) == b - a
+                             else len(text[ci:ce].encode("utf-8", "surrogatepass")))
+                return Doc(pos, end, value)
     stop = len(data[:b].rstrip(b" \t\n\r"))     # a truncation is reported at the content's end
     doc_end, code, err_pos = _jsonscan.document(data, pos, stop)
     if code:

@@ -17,6 +17,7 @@ import struct
 
 from ..catalog import (BINARY, BOOL, DECIMAL, DECTEXT, FLOAT32, FLOAT64, STRING, TIME64,
                        TIMESTAMP, TIMESTAMP_TZ)
+from ..catalog import utf8_text as encodable
 from ..errors import show_value
 from ..formats.base import ALL, HEADERS, full_name
 from ..formats.olr import SOURCE
@@ -271,10 +272,12 @@ def element_name(el: dict):
     if not isinstance(sch, dict):
         return None
     table = sch.get("table") if "table" not in dups(sch) else None
-    if not isinstance(table, str) or isinstance(table, Num) or not table:
+    if not isinstance(table, str) or isinstance(table, Num) or not table \
+            or not encodable(table):
         return None
     owner = sch.get("owner") if "owner" not in dups(sch) else None
-    owner = owner if isinstance(owner, str) and not isinstance(owner, Num) and owner else None
+    owner = owner if isinstance(owner, str) and not isinstance(owner, Num) and owner \
+        and encodable(owner) else None
     return full_name(owner, table)
 
 
@@ -287,7 +290,8 @@ def column_list(el: dict):
     cols = sch["columns"]
     if "columns" in dups(sch) or not isinstance(cols, list) or not all(
             isinstance(c, dict) and isinstance(c.get("name"), str)
-            and not isinstance(c.get("name"), Num) and "name" not in dups(c) for c in cols):
+            and not isinstance(c.get("name"), Num) and "name" not in dups(c)
+            and encodable(c["name"]) for c in cols):
         return False
     return cols
 
@@ -394,7 +398,7 @@ class PartDecoder(RoutedRows):
                 if lay.derived and rec.op is not None:
                     for img in READS[rec.op]:
                         for key in image_keys(rec.element, img):
-                            if key not in lay.index:
+                            if key not in lay.index and encodable(key):
                                 lay.add(key)
 
     def layout_for(self, key):
@@ -508,6 +512,8 @@ class PartDecoder(RoutedRows):
                 v = hs.get(sch, (f,))
                 if v is not None and (not isinstance(v, str) or isinstance(v, Num)):
                     hs.fail((f,), "is not text")
+                elif v and not encodable(v):
+                    hs.fail((f,), "has a lone surrogate in a \\u escape")
                 elif v:
                     row["schema" if f == "owner" else "table"] = v
             obj = hs.int(sch, ("obj",))
@@ -582,7 +588,7 @@ class PartDecoder(RoutedRows):
         elif isinstance(value, list):
             members, seen = [], set()
             for k, el in enumerate(value):
-                if not isinstance(el, dict) or len(el) != 1:
+                if not isinstance(el, dict) or len(el) != 1 or dups(el):
                     problems.append(Problem(img, path + (k,), lambda raw: (
                         f"{show_value(raw)} is not an object of one column")))
                     return None
@@ -628,7 +634,8 @@ def image_keys(el: dict, img: str):
     value = el.get(img) if img not in dups(el) else None
     if isinstance(value, dict):
         return list(value)
-    if isinstance(value, list) and all(isinstance(m, dict) and len(m) == 1 for m in value):
+    if isinstance(value, list) and all(isinstance(m, dict) and len(m) == 1 and not dups(m)
+                                       for m in value):
         return [next(iter(m)) for m in value]
     return []
 

@@ -18,6 +18,7 @@ import struct
 
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, STRING,
                        TIME64, TIMESTAMP, TIMESTAMP_TZ, QlikBadMetadata, qlik_metadata)
+from ..catalog import utf8_text as encodable
 from ..errors import DecodeError, show_value
 from ..formats.base import ALL, full_name
 from ..formats.qlik import OPS, SOURCE, table_layout
@@ -541,7 +542,7 @@ class PartDecoder:
         for k, v in obj.items():
             j = lay.index.get(k)
             if j is None:
-                if not lay.derived:
+                if not lay.derived or not encodable(k):     # (no Arrow field can be named so)
                     self.stats["extra_columns"] += 1
                     continue
                 j = lay.add(k)
