@@ -22,7 +22,7 @@ from libc.stdlib cimport free
 from libc.string cimport memcpy, memcmp, memset
 from libc.math cimport NAN, INFINITY, isinf
 
-from cdcfast._arrow cimport Column, col_valid, bits_set
+from cdcfast._arrow cimport Column, VAR, BITS, col_valid, bits_set, bits_get
 from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float
 from cdcfast._jsonrow cimport *
@@ -504,6 +504,10 @@ cdef class Scanner(Walker):
         if self.pre_slot >= 0:              # the images are in: only the flags
             self.pre_slot = -1
             self.extra += self.nx
+            if op == OP_D and self.pre_d:   # a DELETE's data is its before image
+                self.to_before(o, row)
+                self.pre_d = False
+                self.pre_b = True
             if self.pre_d:
                 col_valid(o.after_v, row)
             if self.pre_b:
@@ -729,13 +733,43 @@ cdef class Scanner(Walker):
 
     cdef bint pre_fits(self, int op) noexcept:
         """The images read during the walk are the record's: an UPDATE's data and
-        beforeData, an INSERT's or REFRESH's data (and no beforeData read) — each read when
-        it is an object, and absent or null otherwise."""
+        beforeData, an INSERT's, REFRESH's or DELETE's data (and no beforeData read; a
+        DELETE's is then moved to the before columns) — each read when it is an object, and
+        absent or null otherwise."""
         cdef bint d_ok = self.pre_d or self.hp[self.fd] < 0 or self.buf[self.hp[self.fd]] == 110
         cdef bint b_ok = self.pre_b or self.hp[self.fb] < 0 or self.buf[self.hp[self.fb]] == 110
         if op == OP_U:
             return d_ok and b_ok
-        return (op == OP_C or op == OP_R) and d_ok and not self.pre_b
+        return (op == OP_C or op == OP_R or op == OP_D) and d_ok and not self.pre_b
+
+    cdef int to_before(self, Out o, int64_t row) except -1:
+        """Move the row's after values (read from a DELETE's `data`) to its before columns,
+        and the row's problem with them."""
+        cdef int64_t j, n = o.ncols, k
+        cdef Column ca, cb
+        cdef int64_t* e
+        for j in range(n):
+            if not o.sent_a[j]:
+                continue
+            ca = o.after[j]
+            cb = o.before[j]
+            if bits_get(ca.valid, row):
+                if ca.layout == VAR:
+                    put_bytes(cb, row, ca.data + ca.offs[row], ca.offs[row + 1] - ca.offs[row])
+                elif ca.layout == BITS:
+                    if bits_get(ca.data, row):
+                        bits_set(cb.data, row)
+                    col_valid(cb, row)
+                else:
+                    put_fixed(cb, row, ca.data + row * ca.width, ca.width)
+            undo_value(ca, row)
+        memcpy(o.sent_b, o.sent_a, n)
+        memset(o.sent_a, 0, n)
+        if o.nerr:
+            e = o.errs + (o.nerr - 1) * 6
+            if e[0] == row and IMG_AFTER <= e[1] < IMG_AFTER + IMG_BEFORE:
+                e[1] -= IMG_AFTER - IMG_BEFORE
+        return 0
 
     cdef void drop_pre(self) noexcept:
         """Take back the images read during the walk."""
