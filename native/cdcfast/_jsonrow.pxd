@@ -36,6 +36,7 @@ cdef extern from "cdcfast/_json.h":
                                               uint8_t* dst) noexcept nogil
 
 cdef extern from "cdcfast/_jsonval.h":
+    int cdc_jv_same(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nogil
     ctypedef long long cdc_jv_i128      # __int128 in C; Cython only moves it
     int cdc_jv_int(const uint8_t* p, int64_t n, int64_t lo, int64_t hi,
                    int64_t* out) noexcept nogil

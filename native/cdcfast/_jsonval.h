@@ -29,6 +29,22 @@ static inline cdc_jv_i128 cdc_jv_pow10(int k)
     return r * (cdc_jv_i128)p[k];
 }
 
+/* a[0:n] == b[0:n], for short keys without a call to memcmp */
+static inline int cdc_jv_same(const uint8_t* a, const uint8_t* b, int64_t n)
+{
+    uint64_t x, y;
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return 0;
+    }
+    for (; n > 0; n--)
+        if (*a++ != *b++)
+            return 0;
+    return 1;
+}
+
 /* -?(0|[1-9][0-9]*) within [lo, hi] */
 static inline int cdc_jv_int(const uint8_t* p, int64_t n, int64_t lo, int64_t hi, int64_t* out)
 {

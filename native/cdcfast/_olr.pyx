@@ -1063,8 +1063,8 @@ cdef class Scanner(Walker):
             j = -1
             if guess < n and o.plain:
                 ln = o.noff[guess + 1] - o.noff[guess]
-                if k + ln < end and b[k + ln] == 34 and memcmp(
-                        b + k, <const char*>o.names + o.noff[guess], ln) == 0:
+                if k + ln < end and b[k + ln] == 34 and cdc_jv_same(
+                        b + k, <const uint8_t*>o.names + o.noff[guess], ln):
                     j = guess               # the key the previous row had here
                     e = k + ln
                     esc = 0
