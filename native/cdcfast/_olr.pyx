@@ -27,9 +27,9 @@ from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits
 from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float
 from cdcfast._jsonrow cimport *
-from cdcfast._rows cimport Out, NO_NAME
+from cdcfast._rows cimport Out
 from cdcfast._walk cimport (Walker, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
-                            STOP_PAUSE, BAD)
+                            STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
 
 import numpy as np
 
@@ -145,10 +145,6 @@ cdef enum:
     OP_DDL = 6
     OP_CHKPT = 7
 
-# the field numbers of image columns in problems: IMG_BEFORE + column, IMG_AFTER + column
-cdef enum:
-    IMG_BEFORE = 1 << 20
-    IMG_AFTER = 2 << 20
 
 cdef enum:
     NE = NF - E_OP       # an element's fields, kept per element of the document
@@ -198,9 +194,6 @@ cdef class Scanner(Walker):
     cdef int64_t ncarry, carrycap
     cdef readonly bytes pending_columns # STOP_TABLE: the element's schema.columns text, or None
     cdef readonly bint pending_data     # STOP_TABLE: the element is a data event
-    cdef readonly bytes pending_key     # STOP_COLUMN: the new key's raw text
-    cdef readonly int64_t pending_slot  # STOP_COLUMN: which output
-    cdef int64_t nx                 # keys the table lacks in this row's images
     cdef uint8_t* scratch           # a value's text unescaped
     cdef int64_t scap
 
@@ -1044,56 +1037,6 @@ cdef class Scanner(Walker):
             if b[i] == 44:
                 i = ws(b, i + 1, self.dend)
         return -1
-
-    cdef int image(self, Out o, int64_t row, int64_t v, int which) except -1:
-        """The image object at v into the before (0) or after (1) columns (an array form's
-        one-member objects come here one by one); 0, or STOP_COLUMN."""
-        cdef const uint8_t* b = self.buf
-        cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, f0, ln
-        cdef int esc
-        cdef uint8_t* sent = o.sent_a if which else o.sent_b
-        cdef list cols = o.after if which else o.before
-        cdef Column c
-        f0 = IMG_AFTER if which else IMG_BEFORE
-        i = ws(b, v + 1, end)
-        if b[i] == 125:
-            return 0
-        while True:
-            k = i + 1
-            j = -1
-            if guess < n and o.plain:
-                ln = o.noff[guess + 1] - o.noff[guess]
-                if k + ln < end and b[k + ln] == 34 and cdc_jv_same(
-                        b + k, <const uint8_t*>o.names + o.noff[guess], ln):
-                    j = guess               # the key the previous row had here
-                    e = k + ln
-                    esc = 0
-            if j < 0:
-                esc = 0
-                e = str_end(b, k, end, &esc)
-                j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
-            w = ws(b, ws(b, e + 1, end) + 1, end)
-            if j < 0:
-                if o.derived and j != NO_NAME:
-                    self.pending_key = bytes(b[k:e])
-                    self.pending_slot = self.outs.index(o)
-                    return STOP_COLUMN
-                self.nx += 1                # a key the table lacks (docs/olr.md)
-                e = token_end(b, w, end)
-            else:
-                guess = j + 1
-                c = <Column>cols[j]
-                if sent[j]:
-                    undo_value(c, row)
-                    o.twice_problem(row, f0 + j, i)
-                    e = token_end(b, w, end)
-                else:
-                    sent[j] = 1
-                    e = self.value(o, c, j, row, w, f0 + j)
-            i = ws(b, e, end)
-            if b[i] == 125:
-                return 0
-            i = ws(b, i + 1, end)
 
     # -- one value ---------------------------------------------------------------------------
     cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,

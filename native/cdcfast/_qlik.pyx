@@ -26,9 +26,9 @@ from cdcfast._arrow cimport Column, VAR, BITS, col_valid, bits_set, bits_get
 from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float
 from cdcfast._jsonrow cimport *
-from cdcfast._rows cimport Out, NO_NAME
+from cdcfast._rows cimport Out
 from cdcfast._walk cimport (Walker, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META,
-                            STOP_PAUSE, BAD)
+                            STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
 
 cdef extern from "cdcfast/_olrval.h":
     int olr_date "cdc_olr_date"(const uint8_t* p, int64_t n, int64_t* days) noexcept nogil
@@ -134,10 +134,6 @@ cdef enum:
     OP_U = 4
     OP_D = 5
 
-# the field numbers of image columns in problems: IMG_BEFORE + column, IMG_AFTER + column
-cdef enum:
-    IMG_BEFORE = 1 << 20
-    IMG_AFTER = 2 << 20
 
 FIELDS = NF
 
@@ -155,9 +151,6 @@ cdef class Scanner(Walker):
     cdef int64_t fh, fs, ft, fd, fb, h0
     cdef readonly int64_t pending_start, pending_end   # STOP_META: the document
     cdef readonly int64_t pending_pos                  # STOP_TABLE: the value naming no table
-    cdef readonly bytes pending_key                    # STOP_COLUMN: the new key's raw text
-    cdef readonly int64_t pending_slot                 # STOP_COLUMN: which output
-    cdef int64_t nx                 # keys the table lacks in this row's images
     cdef int mask_c, mask_k         # changeMask / columnMask: 0 none, 1 read, 2 not hex
     # images read as the walk meets them (see `predict`): into which output and row, the
     # table id that output was chosen by, and which of data / beforeData were read
@@ -883,54 +876,6 @@ cdef class Scanner(Walker):
         col_valid(o.after_v if after else o.before_v, row)
         has[0] = True
         return 0
-
-    cdef int image(self, Out o, int64_t row, int64_t v, bint after) except -1:
-        """The image object at v; 0, or STOP_COLUMN."""
-        cdef const uint8_t* b = self.buf
-        cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, f0, ln
-        cdef int esc
-        cdef uint8_t* sent = o.sent_a if after else o.sent_b
-        cdef list cols = o.after if after else o.before
-        cdef Column c
-        f0 = IMG_AFTER if after else IMG_BEFORE
-        i = ws(b, v + 1, end)
-        if b[i] == 125:
-            return 0
-        while True:
-            k = i + 1
-            j = -1
-            esc = 0
-            if guess < n and o.plain:
-                ln = o.noff[guess + 1] - o.noff[guess]
-                if k + ln < end and b[k + ln] == 34 and cdc_jv_same(
-                        b + k, <const uint8_t*>o.names + o.noff[guess], ln):
-                    j = guess               # the key the previous row had here
-                    e = k + ln
-            if j < 0:
-                e = str_end(b, k, end, &esc)
-                j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
-            w = ws(b, ws(b, e + 1, end) + 1, end)
-            if j < 0:
-                if o.derived and j != NO_NAME:
-                    self.pending_key = bytes(b[k:e])
-                    self.pending_slot = self.outs.index(o)
-                    return STOP_COLUMN
-                self.nx += 1                # a key the table lacks (docs/qlik.md)
-                e = token_end(b, w, end)
-            else:
-                guess = j + 1
-                c = <Column>cols[j]
-                if sent[j]:
-                    undo_value(c, row)
-                    o.twice_problem(row, f0 + j, i)
-                    e = token_end(b, w, end)
-                else:
-                    sent[j] = 1
-                    e = self.value(o, c, j, row, w, f0 + j)
-            i = ws(b, e, end)
-            if b[i] == 125:
-                return 0
-            i = ws(b, i + 1, end)
 
     cdef int flags(self, Out o, int64_t row, int op, bint has_b, bint has_a) except -1:
         """present from columnMask (else the shown image's keys), changed from changeMask

@@ -9,6 +9,7 @@ and the corrupt records, which every format writes alike.
 cimport cython
 from libc.stdint cimport uint8_t, int64_t
 
+from cdcfast._arrow cimport Column
 from cdcfast._rows cimport Out
 
 # what a kernel stops for (the same numbers in every format's run)
@@ -22,6 +23,11 @@ cdef enum:
 
 cdef enum:
     BAD = -3             # a checked walk met something that is not well-formed JSON
+
+# the field numbers of image columns in problems: IMG_BEFORE + column, IMG_AFTER + column
+cdef enum:
+    IMG_BEFORE = 1 << 20
+    IMG_AFTER = 2 << 20
 
 
 cdef class Walker:
@@ -53,6 +59,10 @@ cdef class Walker:
     cdef public int64_t headers_slot    # headers(): the one output of every record (-1: none)
     cdef public int64_t corrupt_slot    # where unattributable records go (-1: dropped)
     cdef readonly int64_t full_slot     # STOP_BATCH: which output
+    # row images
+    cdef int64_t nx                     # keys the table lacks in this row's images
+    cdef readonly bytes pending_key     # STOP_COLUMN: the new key's raw text
+    cdef readonly int64_t pending_slot  # STOP_COLUMN: which output
 
     cdef bint busy(self) noexcept
     cdef void new_input(self) noexcept
@@ -79,3 +89,7 @@ cdef class Walker:
     @cython.final
     cdef int64_t table_id(self, uint8_t tag, int64_t sa, int64_t sn, int64_t ta,
                           int64_t tn) except -2
+    cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
+                       int64_t field) except -2
+    @cython.final
+    cdef int image(self, Out o, int64_t row, int64_t v, bint after) except -1

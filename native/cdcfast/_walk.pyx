@@ -4,9 +4,9 @@ from libc.stdint cimport uint8_t, int64_t
 from libc.stdlib cimport free
 from libc.string cimport memcmp, memchr
 
-from cdcfast._arrow cimport col_valid
+from cdcfast._arrow cimport Column, col_valid
 from cdcfast._jsonrow cimport *
-from cdcfast._rows cimport Out, ROW_OTHER
+from cdcfast._rows cimport Out, ROW_OTHER, NO_NAME
 
 cdef int64_t PAUSE_BYTES = 64 << 20
 
@@ -283,3 +283,60 @@ cdef class Walker:
                 return t
         self.pending_name = bytes([tag]) + bytes(b[sa:sa + sn]) + b"\0" + bytes(b[ta:ta + tn])
         return -1
+
+    # -- row images --------------------------------------------------------------------------
+    cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
+                       int64_t field) except -2:
+        """The value at v of column j into c (the format's conversion); returns its end."""
+        raise NotImplementedError
+
+    cdef int image(self, Out o, int64_t row, int64_t v, bint after) except -1:
+        """The (well-formed) image object at v into the row's after (or before) columns, each
+        value by the format's `value`; keys matched against the names the previous row had
+        there; 0, or STOP_COLUMN when a layout typed by the data meets a key it lacks (an
+        array form's one-member objects come here one by one)."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, f0, ln
+        cdef int esc
+        cdef uint8_t* sent = o.sent_a if after else o.sent_b
+        cdef list cols = o.after if after else o.before
+        cdef Column c
+        f0 = IMG_AFTER if after else IMG_BEFORE
+        i = ws(b, v + 1, end)
+        if b[i] == 125:
+            return 0
+        while True:
+            k = i + 1
+            j = -1
+            esc = 0
+            if guess < n and o.plain:
+                ln = o.noff[guess + 1] - o.noff[guess]
+                if k + ln < end and b[k + ln] == 34 and cdc_jv_same(
+                        b + k, <const uint8_t*>o.names + o.noff[guess], ln):
+                    j = guess               # the key the previous row had here
+                    e = k + ln
+            if j < 0:
+                e = str_end(b, k, end, &esc)
+                j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
+            w = ws(b, ws(b, e + 1, end) + 1, end)
+            if j < 0:
+                if o.derived and j != NO_NAME:
+                    self.pending_key = bytes(b[k:e])
+                    self.pending_slot = self.outs.index(o)
+                    return STOP_COLUMN
+                self.nx += 1                # a key the table lacks: counted, skipped
+                e = token_end(b, w, end)
+            else:
+                guess = j + 1
+                c = <Column>cols[j]
+                if sent[j]:
+                    undo_value(c, row)
+                    o.twice_problem(row, f0 + j, i)
+                    e = token_end(b, w, end)
+                else:
+                    sent[j] = 1
+                    e = self.value(o, c, j, row, w, f0 + j)
+            i = ws(b, e, end)
+            if b[i] == 125:
+                return 0
+            i = ws(b, i + 1, end)
