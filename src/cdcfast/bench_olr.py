@@ -3,10 +3,10 @@ OpenLogReplicator's JSON with today, over the very bytes cdcfast decodes.
 
 - `pyarrow.json.read_json`, one thread, with an explicit schema of the messages as the writer
   sends them: the message fields (`scns`, `tms`, `xid`, `c_scn`, `c_idx`) and the `payload`
-  list of elements whose row images are structs of the values' JSON types — NUMBER as a double
-  (which is what a JSON number becomes there: the exact decimal is lost), text as strings,
-  DATE/TIMESTAMP as their epoch text, RAW as its hex text; every number a double. It converts nothing past the JSON
-  type and carries nothing forward, so it does less than cdcfast (decimal128, timestamp[us],
+  list of elements whose row images are structs of the values' JSON types — every number a
+  double (which is what a JSON number becomes there: the exact decimal is lost), text as
+  strings, DATE/TIMESTAMP as their epoch text, RAW as its hex text. It converts nothing past
+  the JSON type and carries nothing forward, so it does less than cdcfast (decimal128, timestamp[us],
   binary columns, the carried scn and time, normalized xids, positions).
 - `json.loads` per line then `pyarrow.Table.from_pylist` with the same schema: the slow path
   most pipelines run today (and the same with `msgspec` when it is installed).

@@ -14,6 +14,9 @@ from .base import (ALL, HEADERS, MESSAGE, apply_mode, binary_column, errors_colu
                    image_structs)
 
 STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META, _, STOP_PAUSE = range(7)
+# the problem codes every JSON kernel numbers alike, and its image columns' field numbers
+P_VALUE, P_TWICE, P_NOT_NULL, P_MISSING = 1, 2, 3, 5
+IMG_BEFORE, IMG_AFTER = 1 << 20, 2 << 20
 
 
 class _Output:
@@ -61,6 +64,25 @@ class KernelRun:
     def describe(self, o, field, code, raw, pos, data):
         raise NotImplementedError
 
+    @staticmethod
+    def field_problem(o, field, code, raw, name, reasons, quote):
+        """(field name, reason) of a row's problem: of a column value (`field` from
+        IMG_BEFORE on, named by its envelope path) or of the field `name`; `reasons` the
+        format's texts by code, `quote` how it shows a value."""
+        if field >= IMG_BEFORE:
+            img = "after" if field >= IMG_AFTER else "before"
+            col = o.layout.columns[field - (IMG_AFTER if field >= IMG_AFTER else IMG_BEFORE)]
+            name = f"{img}.{col.name}"
+            if code == P_VALUE:
+                return name, f"{quote(raw)} is not {col.type.name}"
+        if code == P_TWICE:
+            return name, "given twice"
+        if code == P_NOT_NULL:
+            return name, "null in NOT NULL column"
+        if code == P_MISSING:
+            return name, "missing"
+        return name, reasons[code].format(quote(raw))
+
     # -- outputs ---------------------------------------------------------------------------------
     def output(self, key, layout=None) -> _Output:
         o = self.outputs.get(key)
@@ -70,10 +92,10 @@ class KernelRun:
         if images and key is not None and layout is None:
             layout = self.layout_of_key(key)
         cols = layout.columns if (images and layout is not None) else []
-        out = self.rows.Out(self.spec, [c.type.kind for c in cols], [c.type.precision for c in cols],
-                         [c.type.scale for c in cols], [c.nullable for c in cols],
-                         [c.name for c in cols], images, images and layout is not None
-                         and layout.derived)
+        out = self.rows.Out(self.spec, [c.type.kind for c in cols],
+                            [c.type.precision for c in cols], [c.type.scale for c in cols],
+                            [c.nullable for c in cols], [c.name for c in cols], images,
+                            images and layout is not None and layout.derived)
         if cols and hasattr(cols[0], "lob"):
             out.lob = bytes(bool(c.lob) for c in cols)
         slot = self.sc.add_output(out)

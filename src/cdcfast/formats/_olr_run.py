@@ -9,7 +9,8 @@ import json
 from ..catalog import utf8_text
 from ..errors import show_value
 from ..reference import _jsondoc as ref
-from ._jsonrun import STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TABLE, KernelRun, token_at
+from ._jsonrun import (IMG_BEFORE, STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TABLE, KernelRun,
+                       token_at)
 from .base import full_name
 from .olr import EPOCH_UNITS, SOURCE
 
@@ -17,7 +18,6 @@ from .olr import EPOCH_UNITS, SOURCE
  P_XID, P_NOT_OBJECT, P_BOOL, P_TEXT, P_JSON, P_NOT_DOC, P_PAYLOAD, P_ELEMENT, P_TABLE,
  P_COLUMNS, P_PAIR, P_SCN_INT, P_UNSIGNED, P_OP_CORRUPT) = range(1, 24)
 CORRUPT = {P_JSON, P_NOT_DOC, P_PAYLOAD, P_ELEMENT, P_TABLE, P_OP_CORRUPT}
-IMG_BEFORE, IMG_AFTER = 1 << 20, 2 << 20
 
 # the kernel's fields, by number, as errors name them
 FIELDS = ("scn", "scns", "tm", "tms", "xid", "xidn", "c_scn", "c_idx", "db", "num", "payload",
@@ -173,23 +173,11 @@ class Run(KernelRun):
         if code == P_OP_CORRUPT:
             return "payload.op", ("missing", "given twice", REASONS[P_BAD_OP].format(
                 show_value(token_at(data, pos))))[field]
-        if field >= IMG_BEFORE:
-            img = "after" if field >= IMG_AFTER else "before"
-            col = o.layout.columns[field - (IMG_AFTER if field >= IMG_AFTER else IMG_BEFORE)]
-            name = f"{img}.{col.name}"
-            if code == P_VALUE:
-                return name, f"{show_value(raw)} is not {col.type.name}"
-        else:
-            name = FIELDS[field]
-            if field in (20, 21):           # an image: named as the envelope names it
-                name = name[len("payload."):]
-        if code == P_TWICE:
-            return name, "given twice"
-        if code == P_NOT_NULL:
-            return name, "null in NOT NULL column"
-        if code == P_MISSING:
-            return name, "missing"
-        return name, REASONS[code].format(show_value(raw))
+        name = FIELDS[field] if field < IMG_BEFORE else None
+        if field in (20, 21):               # an image: named as the envelope names it
+            name = name[len("payload."):]
+        return self.field_problem(o, field, code, raw, name, REASONS, show_value)
+
 
 def _columns(text):
     """The entries of a schema.columns text when it is a list of objects each with one text

@@ -7,7 +7,8 @@ from __future__ import annotations
 from ..catalog import QlikBadMetadata, qlik_metadata, utf8_text
 from ..reference import _jsondoc as ref
 from ..reference.qlik import OPERATIONS, TIMESTAMP_FORM, shown
-from ._jsonrun import STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE, KernelRun, token_at
+from ._jsonrun import (IMG_BEFORE, STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE, KernelRun,
+                       token_at)
 from .base import ALL, full_name
 from .qlik import SOURCE, table_layout
 
@@ -15,7 +16,6 @@ from .qlik import SOURCE, table_layout
  P_NOT_OBJECT, P_BOOL, P_TEXT, P_TYPE, P_JSON, P_NOT_DOC, P_MESSAGE, P_UNNAMED,
  P_META) = range(1, 19)
 CORRUPT = frozenset({P_JSON, P_NOT_DOC, P_MESSAGE, P_UNNAMED, P_META})
-IMG_BEFORE, IMG_AFTER = 1 << 20, 2 << 20
 
 # the kernel's fields, by number, as errors name them
 _TOP = ("type", "messageSchemaId", "message", "headers", "schema", "table", "data",
@@ -197,21 +197,8 @@ class Run(KernelRun):
             return "table", "missing; pass table=…"
         if code == P_META:
             return self.meta_texts[field]
-        if field >= IMG_BEFORE:
-            img = "after" if field >= IMG_AFTER else "before"
-            col = o.layout.columns[field - (IMG_AFTER if field >= IMG_AFTER else IMG_BEFORE)]
-            name = f"{img}.{col.name}"
-            if code == P_VALUE:
-                return name, f"{shown(raw)} is not {col.type.name}"
-        else:
-            name = FIELDS[field]
-        if code == P_TWICE:
-            return name, "given twice"
-        if code == P_NOT_NULL:
-            return name, "null in NOT NULL column"
-        if code == P_MISSING:
-            return name, "missing"
-        return name, REASONS[code].format(shown(raw))
+        name = FIELDS[field] if field < IMG_BEFORE else None
+        return self.field_problem(o, field, code, raw, name, REASONS, shown)
 
 
 def _text(raw: bytes):

@@ -13,7 +13,6 @@ import pyarrow as pa
 
 from .. import envelope
 from ..catalog import Catalog, Table
-from ..errors import DecodeError
 
 MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
 STATS = ("records", "events", "errors", "dropped", "tombstones", "control", "unknown_tables",
