@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import warnings
 
-MODULES = ("_arrow", "_ibm", "_lldf")
+# every kernel a decoder runs (a format whose kernel is missing would otherwise fail)
+MODULES = ("_arrow", "_ibm", "_lldf", "_debezium", "_rows", "_walk", "_olr", "_qlik", "_masks")
 
 try:
-    from . import _arrow, _ibm, _lldf  # noqa: F401
+    for _name in MODULES:
+        __import__(f"{__package__}.{_name}")
     available = True
     reason = None
 except ImportError as e:  # pragma: no cover - exercised by the fallback test in a subprocess
