@@ -277,6 +277,7 @@ cdef class Scanner(Walker):
                 self.checking = False
                 top = self.message_walk(start)
             self.dend = top
+            self.checking = False           # (the walk has checked the whole document)
             v = self.hp[M_PAYLOAD]
             if self.hn[M_PAYLOAD] == 0 or b[v] == 110:
                 r = self.corrupt(start, top, P_PAYLOAD, 0, start)
@@ -1039,27 +1040,6 @@ cdef class Scanner(Walker):
         return -1
 
     # -- one value ---------------------------------------------------------------------------
-    cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
-                       int64_t field) except -2:
-        """The value at v of column j into c; returns its end."""
-        cdef const uint8_t* b = self.buf
-        cdef int esc = 0
-        cdef int64_t e
-        cdef int r
-        if b[v] == 34:
-            e = str_end(b, v + 1, self.dend, &esc) + 1
-        else:
-            e = token_end(b, v, self.dend)
-        if b[v] == 110:
-            if not o.nullable[j]:
-                o.add_problem(row, field, P_NOT_NULL, v, v, e)
-            return e
-        r = self.convert(o, c, j, row, v, e, esc)
-        if r != 1:
-            undo_value(c, row)
-            o.add_problem(row, field, P_SURROGATE if r == 2 else P_VALUE, v, v, e)
-        return e
-
     cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
                      int esc) except -1:
         """1 when the value b[v:e] (not null) is one of column j's type and was written, 2 for

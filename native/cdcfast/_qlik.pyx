@@ -927,33 +927,6 @@ cdef class Scanner(Walker):
         return 0
 
     # -- one value ---------------------------------------------------------------------------
-    cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
-                       int64_t field) except -2:
-        """The value at v of column j into c; returns its end (BAD: not well-formed, when the
-        walk checks)."""
-        cdef const uint8_t* b = self.buf
-        cdef int esc = 0
-        cdef int64_t e
-        cdef int r
-        if b[v] == 34:
-            e = self.sscan(v + 1, &esc) if self.checking else str_end(b, v + 1, self.dend, &esc)
-            if e < 0:
-                return BAD
-            e += 1
-        else:
-            e = self.skip(v, 508)           # (an image's member: at least 4 deep)
-            if e == BAD:
-                return BAD
-        if b[v] == 110:
-            if not o.nullable[j]:
-                o.add_problem(row, field, P_NOT_NULL, v, v, e)
-            return e
-        r = self.convert(o, c, j, row, v, e, esc)
-        if r != 1:
-            undo_value(c, row)
-            o.add_problem(row, field, P_SURROGATE if r == 2 else P_VALUE, v, v, e)
-        return e
-
     cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
                      int esc) except -1:
         """1 when the value b[v:e] (not null) is one of column j's type and was written, 2 for

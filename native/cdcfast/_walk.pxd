@@ -24,6 +24,12 @@ cdef enum:
 cdef enum:
     BAD = -3             # a checked walk met something that is not well-formed JSON
 
+# the problem codes of a column value, which every JSON kernel numbers alike
+cdef enum:
+    W_VALUE = 1          # the value is not of its column's type
+    W_NOT_NULL = 3       # null in a NOT NULL column
+    W_SURROGATE = 4      # a lone surrogate in a \u escape of a text
+
 # the field numbers of image columns in problems: IMG_BEFORE + column, IMG_AFTER + column
 cdef enum:
     IMG_BEFORE = 1 << 20
@@ -89,7 +95,10 @@ cdef class Walker:
     @cython.final
     cdef int64_t table_id(self, uint8_t tag, int64_t sa, int64_t sn, int64_t ta,
                           int64_t tn) except -2
+    @cython.final
     cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
                        int64_t field) except -2
+    cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
+                     int esc) except -1
     @cython.final
     cdef int image(self, Out o, int64_t row, int64_t v, bint after) except -1

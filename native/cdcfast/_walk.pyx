@@ -287,7 +287,35 @@ cdef class Walker:
     # -- row images --------------------------------------------------------------------------
     cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
                        int64_t field) except -2:
-        """The value at v of column j into c (the format's conversion); returns its end."""
+        """The value at v of column j into c, converted by the format (`convert`); returns
+        its end (BAD: not well-formed, when the walk checks)."""
+        cdef const uint8_t* b = self.buf
+        cdef int esc = 0
+        cdef int64_t e
+        cdef int r
+        if b[v] == 34:
+            e = self.sscan(v + 1, &esc) if self.checking else str_end(b, v + 1, self.dend, &esc)
+            if e < 0:
+                return BAD
+            e += 1
+        else:
+            e = self.skip(v, 508)           # (an image's member: at least 4 deep)
+            if e == BAD:
+                return BAD
+        if b[v] == 110:
+            if not o.nullable[j]:
+                o.add_problem(row, field, W_NOT_NULL, v, v, e)
+            return e
+        r = self.convert(o, c, j, row, v, e, esc)
+        if r != 1:
+            undo_value(c, row)
+            o.add_problem(row, field, W_SURROGATE if r == 2 else W_VALUE, v, v, e)
+        return e
+
+    cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
+                     int esc) except -1:
+        """1 when the (non-null) value b[v:e] is one of column j's type and was written into
+        c, 2 for a lone surrogate in a text, else 0: the format's reading of values."""
         raise NotImplementedError
 
     cdef int image(self, Out o, int64_t row, int64_t v, bint after) except -1:
