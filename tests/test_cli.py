@@ -56,18 +56,6 @@ def test_bench_on_spark_prints_every_contender(spark, capsys, tmp_path):
     assert spark.range(2).count() == 2                              # the session still runs
 
 
-def test_demo_on_local_spark(spark, capsys):
-    assert cli.main(["demo", "--rows", "2000"]) == 0
-    text = capsys.readouterr().out
-    assert "native kernels: True" in text and "in this process: 2,000 events" in text
-    assert len(re.findall(r"on Spark \(the cdcfast data source, 4 files\): 2,000 events",
-                          text)) == 5          # ibm-delimited, lldf, debezium, olr, qlik
-    for fmt in ("ibm-delimited", "lldf", "debezium", "olr", "qlik"):
-        assert f"== {fmt}: generated 2,000" in text
-    assert text.count("'ORDER_ID': 1,") >= 3           # the first event of each file shown
-    assert spark.range(3).count() == 3                  # the caller's session still runs
-
-
 def sample(tmp_path, rows=3000, tables=2):
     out = tmp_path / "s.del"
     assert cli.main(["generate", "--format", "ibm-delimited", "--rows", str(rows),
@@ -115,10 +103,11 @@ def test_decode_options_and_modes(tmp_path):
     assert t.num_rows == 101 and t.column("_error").null_count == 100
     assert cli.main(base + ["--mode", "DROPMALFORMED", "-o", str(tmp_path / "d.parquet")]) == 0
     assert pq.read_table(tmp_path / "d.parquet").num_rows == 100
-    with pytest.raises(cdcfast.DecodeError):
-        cli.main(base + ["--mode", "FAILFAST", "-o", str(tmp_path / "f.parquet")])
-    with pytest.raises(SystemExit):
-        cli.main(base + ["--option", "oops", "-o", str(tmp_path / "x.parquet")])
+    assert cli.main(base + ["--mode", "FAILFAST", "-o", str(tmp_path / "f.parquet")]) == 1
+    assert not (tmp_path / "f.parquet").exists()
+    with pytest.raises(cdcfast.DecodeError):        # --debug: the exception itself
+        cli.main(base + ["--mode", "FAILFAST", "--debug", "-o", str(tmp_path / "f.parquet")])
+    assert cli.main(base + ["--option", "oops", "-o", str(tmp_path / "x.parquet")]) == 2
 
 
 def test_decode_through_spark(spark, tmp_path, capsys):

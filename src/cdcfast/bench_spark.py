@@ -123,10 +123,7 @@ def run(case, repeat: int = 3, cores: int = 2, echo=print) -> dict:
     from .encode import generate
 
     active = SparkSession.getActiveSession()
-    spark = active or (SparkSession.builder.master(f"local[{cores}]").appName("cdcfast-bench")
-                       .config("spark.ui.showConsoleProgress", "false")
-                       .config("spark.sql.session.timeZone", "UTC").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = cs.local_session(str(cores), app="cdcfast-bench")   # loopback only, quiet
     cs.register(spark)
     # the same table and rows, but no record delimiter inside a string: read.text (the first
     # two contenders' input) splits lines at every one

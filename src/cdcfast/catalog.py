@@ -397,8 +397,21 @@ class Catalog:
 
     @classmethod
     def load(cls, path) -> "Catalog":
-        with open(os.fspath(path), encoding="utf-8") as f:
-            return cls.from_dict(json.load(f))
+        """The catalog JSON file at `path`; a ValueError names the file (and for bad JSON the
+        line and column)."""
+        path = os.fspath(path)
+        with open(path, encoding="utf-8") as f:
+            try:
+                d = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}: line {e.lineno}, column {e.colno}: {e.msg} "
+                                 "(not valid JSON)") from None
+            except UnicodeDecodeError:
+                raise ValueError(f"{path}: not UTF-8 text (a catalog is JSON)") from None
+        try:
+            return cls.from_dict(d)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
 
     @classmethod
     def coerce(cls, catalog) -> "Catalog | None":

@@ -538,3 +538,72 @@ def register(spark) -> None:
     """Make ``spark.read.format("cdcfast")`` and ``spark.readStream.format("cdcfast")``
     available in this session (TIME columns as the session allows: time_type_enabled)."""
     spark.dataSource.register(data_source(time_type_enabled(spark)))
+
+
+# -- a local session, as the CLI, the demo, the bench and the tests start it ---------------------
+LOOPBACK = "127.0.0.1"
+
+
+def local_session(cores: str = "*", app: str = "cdcfast", quiet: bool = True, **conf):
+    """The active SparkSession, else a new local one on `cores` (``local[cores]``) that
+    listens on loopback only (``SPARK_LOCAL_IP``, ``spark.driver.bindAddress`` and
+    ``spark.driver.host`` 127.0.0.1; no web UI), with UTC session time, TIMESTAMP_MICROS
+    Parquet and `conf` on top. `quiet`: the JVM's own output (its banner, log4j lines,
+    Python worker noise) goes to a log file (`spark_log()` names it) instead of this
+    process's stderr, and Spark logs errors only."""
+    from pyspark.sql import SparkSession
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    import sys
+    os.environ["SPARK_LOCAL_IP"] = LOOPBACK
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    settings = {"spark.driver.bindAddress": LOOPBACK, "spark.driver.host": LOOPBACK,
+                "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                "spark.sql.session.timeZone": "UTC",
+                "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS", **conf}
+    builder = SparkSession.builder.master(f"local[{cores}]").appName(app)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    if not quiet:
+        session = builder.getOrCreate()
+    else:
+        with _stderr_to(spark_log()):
+            session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def spark_log() -> str:
+    """Where a quiet `local_session` sends the JVM's output."""
+    import tempfile
+    return os.path.join(tempfile.gettempdir(), f"cdcfast-spark-{os.getuid()}.log")
+
+
+class _stderr_to:
+    """While the JVM starts, file descriptor 2 is `path` (the JVM, and the Python workers it
+    starts later, inherit it), and this process's sys.stderr a copy of the real one."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        import sys
+        sys.stderr.flush()
+        self.saved_fd = os.dup(2)
+        log = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(log, 2)
+        os.close(log)
+        self.saved_stderr = sys.stderr
+        sys.stderr = os.fdopen(os.dup(self.saved_fd), "w", buffering=1)
+        return self
+
+    def __exit__(self, *exc):
+        import sys
+        sys.stderr.flush()
+        sys.stderr.close()
+        sys.stderr = self.saved_stderr
+        os.dup2(self.saved_fd, 2)
+        os.close(self.saved_fd)
+        return False

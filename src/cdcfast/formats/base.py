@@ -211,6 +211,16 @@ class Format:
     """The interface of a format module (see module docstring)."""
     name: str = ""
     DEFAULTS: dict = {}
+    HELP: dict = {}             # option -> one line of meaning (`cdcfast formats`, the docs)
+    SUMMARY: str = ""           # what the format is, in one line
+
+    @classmethod
+    def option_docs(cls) -> list:
+        """(name, type, default, meaning) of each option, in DEFAULTS order."""
+        def kind(v):
+            return "true/false" if isinstance(v, bool) else "integer" \
+                if isinstance(v, int) else "number" if isinstance(v, float) else "text"
+        return [(k, kind(v), v, cls.HELP.get(k, "")) for k, v in cls.DEFAULTS.items()]
 
     def __init__(self, catalog: Catalog | None, **options):
         unknown = set(options) - set(self.DEFAULTS)
@@ -231,11 +241,15 @@ class Format:
         for k, v in options.items():
             d = cls.DEFAULTS.get(k)
             if isinstance(d, bool):
-                out[k] = str(v).lower() in ("1", "true", "yes")
-            elif isinstance(d, int):
-                out[k] = int(v)
-            elif isinstance(d, float):
-                out[k] = float(v)
+                low = str(v).lower()
+                if low not in ("1", "true", "yes", "0", "false", "no"):
+                    raise ValueError(f"option {k} takes true or false, not {v!r}")
+                out[k] = low in ("1", "true", "yes")
+            elif isinstance(d, (int, float)):
+                try:
+                    out[k] = type(d)(v)
+                except ValueError:
+                    raise ValueError(f"option {k} takes a number, not {v!r}") from None
             else:
                 out[k] = v
         return out

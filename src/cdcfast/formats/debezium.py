@@ -138,6 +138,13 @@ def image_fields(schema) -> list | None:
 
 class Debezium(Format):
     name = "debezium"
+    SUMMARY = "Debezium change events, JSON converter (the Db2 connector documented)"
+    HELP = {
+        "decimal_handling": "without embedded schemas, how the connector wrote DECIMAL: "
+                            "precise (base64 unscaled), string or double",
+        "time_precision": "without embedded schemas, how it wrote times: adaptive, "
+                          "adaptive_time_microseconds or connect",
+    }
     DEFAULTS = {"decimal_handling": "precise", "time_precision": "adaptive"}
     source_type = SOURCE
 

@@ -51,6 +51,17 @@ FLUSH_BYTES = 256 << 20         # input bytes per batch at most: keeps string co
 
 class IbmDelimited(Format):
     name = "ibm-delimited"
+    SUMMARY = "IBM InfoSphere Q Replication event publishing, delimited messages"
+    HELP = {
+        "column_delimiter": "the character between fields (not alphanumeric)",
+        "record_delimiter": "the character that ends a record (X'25' in EBCDIC code pages)",
+        "string_delimiter": "the character around string values (doubled inside them)",
+        "decimal_char": "the decimal point of numbers",
+        "encoding": "utf-8, or an EBCDIC code page: cp037, cp1047, cp500, cp1140",
+        "hex_encoding": "the code page of character columns of HEX invalid-column rows "
+                        "(default: kept as the hex text)",
+        "source_tz": "the time zone of the zone-less header times (an IANA name)",
+    }
     DEFAULTS = {"column_delimiter": ",", "record_delimiter": "\n", "string_delimiter": '"',
                 "decimal_char": ".", "encoding": "utf-8", "hex_encoding": None,
                 "source_tz": "UTC"}
