@@ -148,7 +148,9 @@ class Run:
     def new_table(self):
         name = self.table_name(self.sc.pending_name)
         key, table = self.want.resolve(name)
-        ident = table.name if table is not None else name
+        # the spellings a call merges into one output are one table (the reference's identity)
+        ident = table.name if table is not None else \
+            key if key is not None and key != HEADERS else name
         cat = None
         if table is not None:
             cat = (table.schema.encode() if table.schema is not None else None,
@@ -179,10 +181,7 @@ class Run:
         if key is None:
             self.sc.add_table(self.sc.pending_name, -1, False, cat)
             return
-        o = self.outputs.get(key)
-        if o is None:
-            self.call.layouts.setdefault(key, layouts[ident])
-            o = self.output(key)
+        o = self.output(key)
         self.sc.add_table(self.sc.pending_name, o.slot, False, cat)
 
     def current_schema(self):

@@ -11,7 +11,7 @@ from ..errors import show_value
 from ..reference import _jsondoc as ref
 from ._jsonrun import (IMG_BEFORE, STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TABLE, KernelRun,
                        token_at)
-from .base import full_name
+from .base import HEADERS, full_name
 from .olr import EPOCH_UNITS, SOURCE
 
 (P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_NOT_INT, P_SCN, P_TIME,
@@ -129,7 +129,9 @@ class Run(KernelRun):
             sc.add_table(sc.pending_name, -2)
             return
         key, table = self.want.resolve(name)
-        ident = table.name if table is not None else name
+        # the spellings a call merges into one output are one table (the reference's identity)
+        ident = table.name if table is not None else \
+            key if key is not None and key != HEADERS else name
         cat = None
         if table is not None:
             cat = (table.schema.encode() if table.schema is not None else None,
@@ -148,7 +150,6 @@ class Run(KernelRun):
             sc.add_table(sc.pending_name, -1 if self.images else self.output(key).slot, cat,
                          unknown)
         else:
-            self.call.layouts.setdefault(key, lay)
             sc.add_table(sc.pending_name, self.output(key, lay).slot, cat, unknown)
 
     def new_column(self):

@@ -261,8 +261,15 @@ class PartDecoder(RoutedRows):
 
     # -- layouts ------------------------------------------------------------------------------
     def identity(self, name):
+        """(table identity, catalog Table or None) of a table name: the catalog's name; else,
+        when the call merges it into an output (decode(table=X) takes the names matching X
+        case-insensitively as X), that output's key, so that every spelling is read with
+        the one layout the output's batches have; else the name as sent."""
         t = self.fmt.catalog.get(name) if self.fmt.catalog is not None and name else None
-        return (t.name if t is not None else name), t
+        if t is not None:
+            return t.name, t
+        key = self.want.resolve(name)[0] if name else None
+        return (key if key is not None and key != HEADERS else name), None
 
     def learn(self, events):
         """Fix the layout of every table met in this part that has none yet: the catalog's,
