@@ -195,7 +195,7 @@ def codepage_paths(bytes buf, int64_t n, bytes asc, bytes u8, bytes u8len):
     k = cp_to_utf8(p, n, asc, u8, u8len, o, len(buf))
     return simd, word, bytes(out[:k]) if k >= 0 else None
 
-# framing (formats/lldf.py validates the names)
+# framing codes (cdcfast.formats.lldf FRAMINGS): one per message, the option's or detected
 
 cdef enum:
     FR_RAW = 0
@@ -509,7 +509,8 @@ cdef class Framer:
     cdef const int64_t* moff
     cdef const uint8_t* mvalid
     cdef const uint8_t* asc
-    cdef int framing
+    cdef const uint8_t* mframing    # each message's framing code
+    cdef int framing                # the current message's
     cdef readonly int64_t msg, pos, tombstones
     cdef public int64_t seq         # the next logical record's ordinal (the caller may start it)
     cdef int64_t mend, bend
@@ -566,10 +567,14 @@ cdef class Framer:
     cdef const uint8_t* dend        # where the input's bytes end
     cdef int64_t slen, scap
 
-    def __cinit__(self, data, offsets, valid, str framing, bytes asc):
+    def __cinit__(self, data, offsets, valid, framings, bytes asc):
+        """`framings`: a uint8 framing code per message (formats/lldf.py message_framings)."""
         cdef const uint8_t[::1] view
         cdef const int64_t[::1] offs = offsets
-        self.keep = (data, offsets, valid, asc)
+        cdef const uint8_t[::1] fv = framings
+        if len(fv) != len(offsets) - 1:
+            raise ValueError("one framing code per message")
+        self.keep = (data, offsets, valid, framings, asc)
         self.data = NULL
         self.dend = NULL
         if len(data):
@@ -584,7 +589,8 @@ cdef class Framer:
             vv = valid
             self.mvalid = &vv[0]
         self.asc = asc
-        self.framing = {"raw": FR_RAW, "rdw": FR_RDW, "vb": FR_VB}[framing]
+        self.mframing = &fv[0] if len(fv) else NULL
+        self.framing = FR_RAW
         self.msg = -1
         self.in_msg = 0
         cdef int64_t i
@@ -869,6 +875,7 @@ cdef class Framer:
                 continue
             self.pos = self.moff[self.msg]
             self.mend = self.moff[self.msg + 1]
+            self.framing = self.mframing[self.msg]
             self.bend = -1
             self.pf = self.pos
             return 1
@@ -2523,10 +2530,11 @@ def record_starts(data, str framing, int64_t step):
     """Offsets where a stream can be cut into inputs of their own, 0 and len(data) included:
     after each multiple of `step`, the first physical record start (vb: block start) that
     does not continue a segmented record. The walk stops cutting at the first span it cannot
-    frame."""
+    frame. `framing` is "raw", "rdw" or "vb" (formats/lldf.py resolves "auto")."""
     cdef int64_t n = len(data)
     offsets = np.array([0, n], dtype=np.int64)
-    cdef Framer fr = Framer(data, offsets, None, framing, bytes(256))
+    code = {"raw": FR_RAW, "rdw": FR_RDW, "vb": FR_VB}[framing]
+    cdef Framer fr = Framer(data, offsets, None, np.array([code], dtype=np.uint8), bytes(256))
     cdef Phys ph
     cdef int st
     cdef int64_t target = step, start, bstart, last = 0

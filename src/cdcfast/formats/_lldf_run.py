@@ -66,7 +66,7 @@ class _Run:
         self.fmt, self.part, self.want, self.images = fmt, part, want, images
         self.batch_rows, self.mode, self.stats = batch_rows, mode, stats
         self.seq0 = seq0
-        self.fr = _lldf.Framer(part.data, part.offsets, part.valid, fmt.options["framing"],
+        self.fr = _lldf.Framer(part.data, part.offsets, part.valid, fmt.framings(part),
                                fmt.asc)
         self.fr.seq = seq0
         self.tid_of = {}          # table identity -> kernel table id

@@ -6,6 +6,7 @@ chunk by chunk; it has no per-record loop. The reference twin is cdcfast/referen
 """
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -225,9 +226,117 @@ def header_what(kind: int, encoding: str) -> str:
     return _HEADER_WHAT.get(kind, f"{encoding} text")
 
 
+# -- framing: the option's value, or with "auto" each message's own (docs/lldf.md) ---------
+FRAMINGS = ("raw", "rdw", "vb")     # framing codes 0, 1, 2, shared with the kernel
+FR_RAW, FR_RDW, FR_VB = range(3)
+DETECT_RECORDS = 16                 # records (and vb blocks) a message's framing is judged on
+
+
+def message_framings(framing: str, data, offsets) -> np.ndarray:
+    """The framing code (uint8) of each message data[offsets[i]:offsets[i + 1]]: the option's
+    for all, or with "auto" each message's detected one (`detect_framing`)."""
+    if framing == "auto":
+        return detect_framing(data, offsets)
+    return np.full(len(offsets) - 1, FRAMINGS.index(framing), dtype=np.uint8)
+
+
+def framing_of(data) -> str:
+    """The detected framing ("raw", "rdw" or "vb") of one stream (bytes-like)."""
+    return FRAMINGS[int(detect_framing(data, [0, len(data)])[0])]
+
+
+def detect_framing(data, offsets) -> np.ndarray:
+    """framing="auto": the framing code of each message data[offsets[i]:offsets[i + 1]], from
+    its first bytes (docs/lldf.md, "Framing detection"). `vb` when its first records chain as
+    RDW records in BDW blocks that they fill exactly, `rdw` when they chain as RDW records
+    (`_chains`), `raw` otherwise: when neither holds (random bytes, a chain that breaks within
+    the records looked at, an empty message) and when both would. Both decoders, and the
+    splitting of big files, take their framing from here. The walk is vectorized over the
+    messages (no Python step per message or record) and reads a few bytes of each of at most
+    DETECT_RECORDS records (and blocks) a message."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    starts, ends = offsets[:-1], offsets[1:]
+    out = np.full(len(starts), FR_RAW, dtype=np.uint8)
+    size = len(data)
+    if size < 4 + HEADER_MIN or not len(starts):     # not even one record
+        return out
+    # the big-endian u32 and u16 starting at each byte (overlapping views, nothing copied)
+    be32 = np.ndarray((size - 3,), dtype=">u4", buffer=data, strides=(1,))
+    be16 = np.ndarray((size - 1,), dtype=">u2", buffer=data, strides=(1,))
+    rdw = _chains(be32, be16, starts, ends, blocks=False)
+    vb = _chains(be32, be16, starts, ends, blocks=True)
+    out[rdw & ~vb] = FR_RDW
+    out[vb & ~rdw] = FR_VB
+    return out
+
+
+def _bdws(be32, p, limit):
+    """(length, valid) of the BDWs at positions p (docs/lldf.md, "Framing"): a u16 length
+    then two zero bytes, or with the high bit set a 31-bit length; at least 4 and within
+    `limit`."""
+    w = be32[np.minimum(p, len(be32) - 1)].astype(np.int64)   # (p past it: n > limit - p)
+    ext = w >= 0x80000000
+    n = np.where(ext, w & 0x7FFFFFFF, w >> 16)
+    return n, (ext | ((w & 0xFFFF) == 0)) & (n >= 4) & (n <= limit - p)
+
+
+def _rdws(be32, be16, p, limit):
+    """(length, valid) of the RDWs at positions p: a u16 length then two zero bytes, within
+    `limit`, holding an LLDF record — header LENGTH ≥ 288 and LENGTH + SEGLEN = the RDW's
+    length − 4. Nothing behind an RDW is read before its length is known to fit."""
+    w = be32[np.minimum(p, len(be32) - 1)].astype(np.int64)
+    n = w >> 16
+    good = ((w & 0xFFFF) == 0) & (n >= 4 + HEADER_MIN) & (n <= limit - p)
+    h = np.where(good, p + 4, 0)            # the header, all 288 bytes of it in the record
+    length = be16[h + OFF_LENGTH].astype(np.int64)
+    return n, good & (length >= HEADER_MIN) & (length + be16[h + OFF_SEGLEN] == n - 4)
+
+
+def _chains(be32, be16, starts, ends, blocks: bool) -> np.ndarray:
+    """Per message: whether its first DETECT_RECORDS records, or all of them when it has
+    fewer (then at least one), are valid RDWs (`_rdws`) back to back from its start, ending
+    at its last byte — with `blocks`, inside valid BDW blocks (`_bdws`; at most
+    DETECT_RECORDS of them looked at) that the RDWs fill exactly."""
+    n = len(starts)
+    ok = np.zeros(n, dtype=bool)
+    stop = np.zeros(n, dtype=bool)
+    pos = starts.copy()
+    bend = starts.copy() if blocks else ends      # where the current block ends
+    records = np.zeros(n, dtype=np.int64)
+    nblocks = np.zeros(n, dtype=np.int64)
+    live = np.flatnonzero(starts < ends)
+    while live.size:
+        # a round reads one descriptor word of each message still walking: a BDW where its
+        # block ends (only with `blocks`; rdw's one block is the message), else an RDW
+        if blocks:
+            at_block = pos[live] == bend[live]
+            m, r = live[at_block], live[~at_block]
+            if m.size:
+                p = pos[m]
+                length, good = _bdws(be32, p, ends[m])
+                bend[m] = p + length
+                pos[m] = p = p + 4
+                k = nblocks[m] = nblocks[m] + 1
+                fin = good & ((p == ends[m]) | (k > DETECT_RECORDS))
+                ok[m[fin]] = records[m[fin]] > 0
+                stop[m[~good | fin]] = True
+        else:
+            r = live
+        if r.size:
+            p = pos[r]
+            length, good = _rdws(be32, be16, p, bend[r])
+            pos[r] = p = p + length
+            k = records[r] = records[r] + 1
+            fin = good & ((p == ends[r]) | (k >= DETECT_RECORDS))
+            ok[r[fin]] = True
+            stop[r[~good | fin]] = True
+        live = live[~stop[live]]
+    return ok
+
+
 class Lldf(Format):
     name = "lldf"
-    DEFAULTS = {"framing": "raw", "encoding": "cp037", "float_format": "hfp",
+    DEFAULTS = {"framing": "auto", "encoding": "cp037", "float_format": "hfp",
                 "order": "input", "source_tz": "UTC"}
     source_type = SOURCE
     ENCODINGS = ("cp037", "cp1047", "cp500", "cp1140", "cp273", "latin-1", "ascii")
@@ -235,7 +344,7 @@ class Lldf(Format):
     def __init__(self, catalog, **options):
         super().__init__(catalog, **options)
         o = self.options
-        for name, allowed in (("framing", ("raw", "rdw", "vb")),
+        for name, allowed in (("framing", ("auto", *FRAMINGS)),
                               ("float_format", ("hfp", "ieee")),
                               ("order", ("input", "commit"))):
             o[name] = str(o[name]).lower()
@@ -297,11 +406,17 @@ class Lldf(Format):
         for key, batch in gen:
             yield key, self.order_batch(batch)
 
+    def framings(self, part) -> np.ndarray:
+        """The framing code of each message of a Part (`message_framings`)."""
+        return message_framings(self.options["framing"], part.data, part.offsets)
+
     def split_points(self, data, step: int, native: bool) -> list:
         if len(data) <= step:
             return [0, len(data)]
+        framing = FRAMINGS[int(message_framings(self.options["framing"], data,
+                                                [0, len(data)])[0])]
         if native:
             from .. import _lldf
-            return _lldf.record_starts(data, self.options["framing"], step)
+            return _lldf.record_starts(data, framing, step)
         from ..reference.lldf import record_starts
-        return record_starts(data, self.options["framing"], step)
+        return record_starts(data, framing, step)

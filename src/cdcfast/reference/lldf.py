@@ -40,7 +40,8 @@ from ..formats.lldf import (E_BLOCK_FILL, E_CHANGE_TYPE, E_DATA_LEN, E_DATA_REST
                             E_DW_RESERVED, E_DW_SHORT, E_HDR_CUT, E_HDR_LENGTH, E_HEADER_VALUE,
                             E_IMAGE_CUT, E_IMAGE_LONG, E_IMAGE_SHORT, E_NO_DATA, E_NULL_BYTE,
                             E_RAW_REST, E_REC_CUT, E_SEG_ALONE, E_SEG_MISSING, E_SEGLEN,
-                            E_VALUE, H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_TS, H_YN, HEADER,
+                            E_VALUE, FRAMINGS, H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_TS, H_YN,
+                            HEADER,
                             HEADER_MIN, IMAGES, K_BINARY, K_BLOB, K_BOOL, K_CHAR, K_CLOB,
                             K_DATE, K_DBCLOB, K_DEC, K_F32, K_F64, K_GRAPHIC, K_I16, K_I32,
                             K_I64, K_TIME, K_TS, K_TSZ, K_VARBIN, K_VARCHAR, K_VARGRAPHIC,
@@ -808,7 +809,9 @@ class PartDecoder:
     def __init__(self, fmt, part, want, images, batch_rows, mode, stats, call):
         self.fmt, self.part, self.want, self.images = fmt, part, want, images
         self.batch_rows, self.mode, self.stats, self.call = batch_rows, mode, stats, call
-        self.framer = Framer(fmt.options["framing"])
+        # each message's framing: the option's, or with "auto" its own, detected
+        self.framers = [Framer(f) for f in FRAMINGS]
+        self.framings = fmt.framings(part)
         self.headers = HeaderReader(fmt)
         self.reader = ImageReader(fmt)
         self.outputs = {}           # output key → Output, in creation order
@@ -830,7 +833,8 @@ class PartDecoder:
                 stats["tombstones"] += 1        # a null message: a Kafka tombstone
                 continue
             data = part.message(i)
-            for rec in assemble(data, self.framer.records(data)):
+            framer = self.framers[self.framings[i]]
+            for rec in assemble(data, framer.records(data)):
                 seq = self.call.next_seq()
                 stats["records"] += 1
                 if isinstance(rec, Broken):
