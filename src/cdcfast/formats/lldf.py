@@ -336,6 +336,17 @@ def _chains(be32, be16, starts, ends, blocks: bool) -> np.ndarray:
 
 class Lldf(Format):
     name = "lldf"
+    SUMMARY = "BMC AMI Log Master for Db2 logical log data files, LLDF (EBCDIC, binary)"
+    HELP = {
+        "framing": "auto (found from the first records), raw (records back to back), rdw "
+                   "(each behind a record descriptor word) or vb (blocks of RDW records)",
+        "encoding": "the code page of header and character column text: cp037, cp1047, "
+                    "cp500, cp1140, cp273, latin-1, ascii",
+        "float_format": "hfp (IBM hexadecimal floating point, as Db2 for z/OS stores FLOAT) "
+                        "or ieee",
+        "order": "input, or commit (sorted by commit LRSN, then log LRSN, within a batch)",
+        "source_tz": "the time zone of the zone-less header times (an IANA name)",
+    }
     DEFAULTS = {"framing": "auto", "encoding": "cp037", "float_format": "hfp",
                 "order": "input", "source_tz": "UTC"}
     source_type = SOURCE

@@ -119,6 +119,11 @@ class Layout:
 
 class Olr(Format):
     name = "olr"
+    SUMMARY = "OpenLogReplicator JSON output (Oracle redo log)"
+    HELP = {
+        "epoch_unit": "the unit of epoch times (tm and DATE/TIMESTAMP values): s, ms, us, ns, "
+                      "or auto (by the number of digits)",
+    }
     DEFAULTS = {"epoch_unit": "auto"}
     source_type = SOURCE
 

@@ -67,6 +67,7 @@ def table_layout(name: str, table: Table) -> Layout:
 
 class Qlik(Format):
     name = "qlik"
+    SUMMARY = "Qlik Replicate data messages, Kafka envelope or Pub/Sub form"
     DEFAULTS: dict = {}
     source_type = SOURCE
 
