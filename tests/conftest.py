@@ -1,7 +1,9 @@
-"""Fixtures shared by the test modules: one real local SparkSession per test run."""
+"""Fixtures shared by the test modules: one real local SparkSession per test run, and the
+way to ../shared (`shared_path`)."""
 from __future__ import annotations
 
 import os
+import pathlib
 import sys
 
 import pytest
@@ -61,3 +63,29 @@ def scalar_and_simd(code: str) -> dict:
         out[no_simd] = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                       text=True, check=True).stdout
     return out
+
+
+# -- ../shared: the project's shared folder ---------------------------------------------------
+# The contract's vendor documents (seeds/) and real vendor output (peer-data/) live in a folder
+# `shared` beside the repository, which CI has and a fresh clone does not. A test that needs a
+# file from it asks shared_path(); without the folder the test skips and says why (pytest -rs).
+# CI sets CDCFAST_REQUIRE_SHARED=1 (ci/test.sh), which turns that skip into a failure, so a
+# missing file cannot hide behind a skip there.
+SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
+
+
+def shared_path(*parts: str):
+    """The path of ../shared/<parts> (a file or folder); skip the calling test when it is not
+    there — fail instead under CDCFAST_REQUIRE_SHARED=1."""
+    path = SHARED.joinpath(*parts)
+    if path.exists():
+        return path
+    shown = "/".join(("..", "shared") + parts)
+    if SHARED.is_dir():
+        reason = f"needs {shown}: the shared folder beside this clone lacks it"
+    else:
+        reason = (f"needs {shown} (the project's shared folder, present in CI): not beside "
+                  "this clone")
+    if os.environ.get("CDCFAST_REQUIRE_SHARED", "") not in ("", "0"):
+        pytest.fail(f"{reason} (CDCFAST_REQUIRE_SHARED is set)", pytrace=False)
+    pytest.skip(reason)

@@ -1,7 +1,6 @@
 """Catalog.from_debezium (SPEC §5.3): tables from Debezium schema-change events, and from the
 schemas embedded in data change events (schemas.enable=true)."""
 import json
-import pathlib
 import re
 
 import pyarrow as pa
@@ -9,6 +8,7 @@ import pytest
 
 import cdcfast
 from cdcfast import Catalog
+from conftest import shared_path
 
 UTC = pa.timestamp("us", tz="UTC")
 
@@ -644,7 +644,6 @@ def test_catalog_from_embedded_schemas_decodes_the_same(messages, options):
         assert got[k].equals(want[k]), k
 
 
-PEER = pathlib.Path(__file__).resolve().parents[2] / "shared" / "peer-data" / "debezium"
 PEER_WITH_SCHEMAS = ["flink/debezium-data-schema-include.txt",
                      "flink/debezium-postgres-data-schema-include.txt",
                      "tiflow/datatype.dbz.json", "db2/db2_cdc-customers-insert.json"]
@@ -652,10 +651,7 @@ PEER_WITH_SCHEMAS = ["flink/debezium-data-schema-include.txt",
 
 @pytest.mark.parametrize("name", PEER_WITH_SCHEMAS)
 def test_catalog_from_embedded_schemas_of_real_messages(name):
-    path = PEER / name
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    data = path.read_bytes()
+    data = shared_path("peer-data", "debezium", *name.split("/")).read_bytes()
     cat = Catalog.from_debezium(data)
     assert len(cat) == 1
     want = cdcfast.decode(data, format="debezium")

@@ -6,7 +6,6 @@ import base64
 import datetime as dt
 import decimal
 import json
-import pathlib
 import re
 
 import pyarrow as pa
@@ -15,10 +14,8 @@ import pytest
 import cdcfast
 import cdcfast.reference
 from cdcfast import Catalog, DecodeError
+from conftest import shared_path
 
-SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
-SEED = SHARED / "seeds" / "debezium-db2-connector.txt"
-PEER = SHARED / "peer-data" / "debezium"
 UTC = dt.timezone.utc
 
 DECODERS = [pytest.param(cdcfast, id="native"), pytest.param(cdcfast.reference, id="reference")]
@@ -37,10 +34,15 @@ def us(t: int) -> dt.datetime:
 
 # -- the seed's examples --------------------------------------------------------------------
 
+def seed_text() -> str:
+    """The seed document (../shared/seeds; the test skips without it)."""
+    return shared_path("seeds", "debezium-db2-connector.txt").read_text(encoding="utf-8")
+
+
 def seed_block(marker: str) -> str:
     """The JSON example that follows `marker` in the seed, as printed there: from its first
     line `{` to the matching `}` at the start of a line, callouts `(1)` removed."""
-    text = SEED.read_text(encoding="utf-8")
+    text = seed_text()
     at = text.index(marker)
     start = text.index("\n{\n", at) + 1
     end = text.index("\n}\n", start) + 2
@@ -52,12 +54,20 @@ def corrected(block: str) -> str:
     return re.sub(r",(\s*[}\]])", r"\1", block)
 
 
-CREATE = seed_block("shows the value portion of a change event that the connector generates "
-                    "for an operation that creates data")
-UPDATE = seed_block("Here is an example of a change event value in an event that the connector "
-                    "generates for an update")
-DELETE = seed_block("The event value payload in a delete event for the sample customers table "
-                    "looks like this")
+# the seed's create, update and delete examples (read when a test asks: never at import)
+def seed_create() -> str:
+    return seed_block("shows the value portion of a change event that the connector generates "
+                      "for an operation that creates data")
+
+
+def seed_update() -> str:
+    return seed_block("Here is an example of a change event value in an event that the "
+                      "connector generates for an update")
+
+
+def seed_delete() -> str:
+    return seed_block("The event value payload in a delete event for the sample customers "
+                      "table looks like this")
 
 
 def without_schema_placeholder(block: str) -> str:
@@ -69,7 +79,7 @@ def without_schema_placeholder(block: str) -> str:
 
 @pytest.mark.parametrize("dec", DECODERS)
 def test_seed_create_with_its_schema(dec):
-    doc = corrected(CREATE)
+    doc = corrected(seed_create())
     t = dec.decode(doc.encode(), format="debezium", catalog=CUSTOMERS)
     assert t.num_rows == 1
     r = t.to_pylist()[0]
@@ -94,7 +104,7 @@ def test_seed_create_with_its_schema(dec):
 
 @pytest.mark.parametrize("dec", DECODERS)
 def test_seed_create_without_catalog_reads_the_embedded_schema(dec):
-    t = dec.decode(corrected(CREATE).encode(), format="debezium")
+    t = dec.decode(corrected(seed_create()).encode(), format="debezium")
     assert t.schema.field("after").type == pa.struct(
         [("ID", pa.int32()), ("FIRST_NAME", pa.string()), ("LAST_NAME", pa.string()),
          ("EMAIL", pa.string())])
@@ -105,7 +115,7 @@ def test_seed_create_without_catalog_reads_the_embedded_schema(dec):
 def test_seed_create_as_printed_is_bad_input(dec):
     """The seed prints a trailing comma after the last field of the source schema's field
     list and after `commit_lsn`: not JSON. The first one is where the document breaks."""
-    data = CREATE.encode()
+    data = seed_create().encode()
     t = dec.decode(data, format="debezium", catalog=CUSTOMERS)
     assert t.num_rows == 1
     r = t.to_pylist()[0]
@@ -123,8 +133,8 @@ def test_seed_create_as_printed_is_bad_input(dec):
 
 @pytest.mark.parametrize("dec", DECODERS)
 def test_seed_update_and_delete(dec):
-    stream = (corrected(without_schema_placeholder(UPDATE)) + "\n"
-              + corrected(without_schema_placeholder(DELETE)) + "\n").encode()
+    stream = (corrected(without_schema_placeholder(seed_update())) + "\n"
+              + corrected(without_schema_placeholder(seed_delete())) + "\n").encode()
     d = dec.Decoder("debezium", catalog=CUSTOMERS)
     t = d.decode(stream)
     assert d.last_stats["records"] == 2 and d.last_stats["errors"] == 0
@@ -145,7 +155,7 @@ def test_seed_update_and_delete(dec):
 
 @pytest.mark.parametrize("dec", DECODERS)
 def test_seed_transaction_metadata(dec):
-    text = SEED.read_text(encoding="utf-8")
+    text = seed_text()
     at = text.index("Transaction boundary events contain the following fields")
     begin = text[text.index("\n{\n", at) + 1:]
     begin, end = begin[:begin.index("\n}\n") + 2], begin[begin.index("\n}\n") + 3:]
@@ -199,7 +209,8 @@ def test_seed_schema_change_event_is_ddl(dec):
 # -- peer data: real connector output -------------------------------------------------------
 
 def _peer(name: str) -> bytes:
-    return (PEER / name).read_bytes()
+    """A file of ../shared/peer-data/debezium (the test skips without it)."""
+    return shared_path("peer-data", "debezium", *name.split("/")).read_bytes()
 
 
 PRODUCTS = [{"name": "id", "type": "INTEGER", "nullable": False},

@@ -5,7 +5,6 @@ import base64
 import datetime as dt
 import decimal
 import json
-import pathlib
 import struct
 
 import pyarrow as pa
@@ -14,12 +13,10 @@ import pytest
 from cdcfast.catalog import Catalog
 from cdcfast.encode import encode as encode_any, events as events_any, generate as generate_any
 from cdcfast.encode.debezium import encode, events, generate
+from conftest import shared_path
 
 UTC = dt.timezone.utc
 D = decimal.Decimal
-# ../shared beside the clone, as on the developers' machines and in CI
-SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
-PEER_DB2 = SHARED / "peer-data" / "debezium" / "db2" / "db2_cdc-customers-insert.json"
 
 CUSTOMERS = [{"name": "ID", "type": "INTEGER", "nullable": False},
              {"name": "FIRST_NAME", "type": "VARCHAR(255)", "nullable": False},
@@ -126,7 +123,8 @@ def test_seed_create_event():
 def test_real_db2_2_6_2_message():
     """peer-data db2_cdc: the whole document, schema included, as the real 2.6.2 connector
     wrote it (its payload ts_ns has digits below the µs we do not carry)."""
-    real = json.loads(PEER_DB2.read_text())
+    real = json.loads(shared_path("peer-data", "debezium", "db2",
+                                  "db2_cdc-customers-insert.json").read_text())
     catalog = Catalog.from_dict({"tables": [{"schema": "DB2INST1", "table": "CUSTOMERS",
                                              "columns": CUSTOMERS}]})
     ev = {"op": "c", "schema": "DB2INST1", "table": "CUSTOMERS", "txid": None,

@@ -2,8 +2,6 @@
 byte for byte, quoting, code pages, value formats, and the generator's promises."""
 import datetime as dt
 import decimal
-import os
-import pathlib
 
 import pyarrow as pa
 import pytest
@@ -11,6 +9,7 @@ import pytest
 from cdcfast.catalog import Catalog
 from cdcfast.encode import encode as encode_any, events as events_any, generate as generate_any
 from cdcfast.encode.ibm_delimited import encode, events, generate
+from conftest import shared_path
 
 UTC = dt.timezone.utc
 
@@ -39,9 +38,6 @@ SEED_INVALID = """\
 10,"IBM-INVALID-COLUMN-002A-NULL","2006030","182318000005","ASN","T1","ISRT","0000:0000:0388:4642:0000","0000:0000:0000:0271:000c:0000:0000:0000",
 "2006-06-30-18.00.52","ASNQCAP",0000,,,,1,,
 """
-# ../shared beside the clone, as on the developers' machines and in CI
-SEED_FILE = (pathlib.Path(__file__).resolve().parents[2] / "shared" / "seeds"
-             / "ibm-qrep-event-publishing-delimited.txt")
 
 EMPLOYEE = Catalog.from_dict({"tables": [
     {"schema": "TEST", "table": "EMPLOYEE", "columns": [
@@ -113,11 +109,9 @@ def count_records(data, quote=b'"', end=b"\n"):
 # -- the vendor's examples ------------------------------------------------------------------
 
 def test_seed_copy_is_verbatim():
-    if not SEED_FILE.exists():
-        # CI always has ../shared: there a missing seed is a failure, not a skip
-        assert os.environ.get("CI") != "true", f"seed document missing at {SEED_FILE}"
-        pytest.skip("seed document not available")
-    seed = SEED_FILE.read_text(encoding="utf-8")
+    # ../shared/seeds: a skip without it, a failure in CI (conftest.shared_path)
+    seed = shared_path("seeds", "ibm-qrep-event-publishing-delimited.txt").read_text(
+        encoding="utf-8")
     assert SEED_V10 in seed
     assert SEED_INVALID.split("\n")[0] in seed
 

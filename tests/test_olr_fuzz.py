@@ -27,7 +27,6 @@ full images, the full message format, epoch units, checkpoints) and from the rea
 from __future__ import annotations
 
 import os
-import pathlib
 import random
 
 import pyarrow as pa
@@ -36,13 +35,15 @@ import pytest
 import cdcfast
 import cdcfast.reference
 from cdcfast.encode import generate
-from conftest import survive_corpus
+from conftest import SHARED, shared_path, survive_corpus
 from jsonfuzz import MODES, Known, Mutator, as_array, compare, show, stream
 
 FMT = "olr"
 SCALE = float(os.environ.get("CDCFAST_FUZZ_SCALE", "1"))
 CI = os.environ.get("CI", "").lower() == "true"
-PEER = pathlib.Path(__file__).parents[2] / "shared" / "peer-data" / "olr"
+# the real output in ../shared adds bases when it is there (test_peer_bases_are_here says
+# when it is not)
+PEER = SHARED / "peer-data" / "olr"
 PEER_CASES = sorted(p.name for p in PEER.iterdir() if (p / "output.json").is_file()) \
     if PEER.is_dir() else []
 
@@ -144,6 +145,12 @@ def corpus(i: int):
 
 
 BASES = len(VARIANTS) + len(PEER_CASES)
+
+
+def test_peer_bases_are_here():
+    """The peer files are among the bases: a skip without ../shared, a failure in CI."""
+    shared_path("peer-data", "olr")
+    assert PEER_CASES
 
 
 def mutated(seed: int):

@@ -8,7 +8,6 @@ import collections
 import datetime as dt
 import decimal
 import json
-import pathlib
 import re
 import struct
 
@@ -17,22 +16,29 @@ import pytest
 import cdcfast
 import cdcfast.reference
 from cdcfast import Catalog
+from conftest import shared_path
 
-PEER = pathlib.Path(__file__).resolve().parents[2] / "shared" / "peer-data" / "olr"
-CASES = sorted(p.name for p in PEER.iterdir() if (p / "output.json").is_file()) \
-    if PEER.is_dir() else []
+# The golden cases in ../shared/peer-data/olr, named here rather than found by listing the
+# folder: without ../shared each case still shows, as a skip that says why
+# (conftest.shared_path). test_every_case_is_here checks this list against the folder.
+CASES = ["basic-crud", "boolean-type", "data-types", "ddl-add-column", "interleaved-transactions",
+         "lob-operations", "many-columns", "null-handling", "number-precision",
+         "rac-interleaved", "rollback", "special-chars", "timestamp-variants"]
 DECODERS = [pytest.param(cdcfast, id="native"), pytest.param(cdcfast.reference, id="reference")]
 OWNER = "OLR_TEST"          # the scenarios run as the PDB user olr_test
 UTC = dt.timezone.utc
 
-pytestmark = pytest.mark.skipif(not CASES, reason="peer-data/olr is not there")
-
 
 # -- the case's files ---------------------------------------------------------------------
 
+def peer_file(case: str, name: str):
+    """A file of the case's folder in ../shared/peer-data/olr (the test skips without it)."""
+    return shared_path("peer-data", "olr", case, name)
+
+
 def messages(case: str) -> list:
     """The golden file's messages, numbers kept as their text."""
-    lines = (PEER / case / "output.json").read_text(encoding="utf-8").splitlines()
+    lines = peer_file(case, "output.json").read_text(encoding="utf-8").splitlines()
     return [json.loads(line, parse_float=str, parse_int=str) for line in lines if line]
 
 
@@ -70,7 +76,7 @@ def _columns(body: str) -> list:
 
 def catalog_of(case: str) -> Catalog:
     """The case's table as its scenario.sql creates it (and alters it: ADD columns)."""
-    sql = (PEER / case / "scenario.sql").read_text(encoding="utf-8")
+    sql = peer_file(case, "scenario.sql").read_text(encoding="utf-8")
     m = re.search(r"CREATE TABLE (\w+) \((.*?)\n\);", sql, re.S)
     cols = _columns(m.group(2))
     for add in re.finditer(rf"ALTER TABLE {m.group(1)} ADD \(([^;]*)\);", sql):
@@ -82,7 +88,7 @@ def catalog_of(case: str) -> Catalog:
 
 def logminer(case: str) -> list:
     """LogMiner's events (not JSON for boolean-type: LogMiner cannot read BOOLEAN)."""
-    text = (PEER / case / "logminer-reference.json").read_text(encoding="utf-8")
+    text = peer_file(case, "logminer-reference.json").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines()
             if line.strip() and not line.startswith("#")]
 
@@ -211,6 +217,12 @@ EXPECTED = {
 
 # -- the tests --------------------------------------------------------------------------------
 
+def test_every_case_is_here():
+    """CASES names exactly the cases the folder holds (a case added there is tested)."""
+    folder = shared_path("peer-data", "olr")
+    assert sorted(p.name for p in folder.iterdir() if (p / "output.json").is_file()) == CASES
+
+
 @pytest.mark.parametrize("dec", DECODERS)
 @pytest.mark.parametrize("case", CASES)
 def test_headers(dec, case):
@@ -218,7 +230,7 @@ def test_headers(dec, case):
     the begin message carried to the whole transaction, commit_pos the c_scn."""
     msgs = messages(case)
     d = dec.Decoder("olr")
-    h = d.headers(PEER / case / "output.json").to_pylist()
+    h = d.headers(peer_file(case, "output.json")).to_pylist()
     assert len(h) == len(msgs) and d.last_stats["errors"] == 0
     assert [r["seq"] for r in h] == list(range(len(msgs)))
     carried = {}
@@ -245,7 +257,7 @@ def test_without_catalog_every_value_is_its_text(dec, case):
     """JSON kinds: every column a string holding the value exactly as OLR wrote it (NUMBER
     with all its digits, CHAR with its padding, epoch seconds, hex)."""
     d = dec.Decoder("olr")
-    got = d.decode_tables(PEER / case / "output.json")
+    got = d.decode_tables(peer_file(case, "output.json"))
     data = [e for e in elements(case) if e["op"] in ("c", "u", "d")]
     ((name, t),) = got.items()
     assert name == f"{OWNER}.{data[0]['schema']['table']}"
@@ -272,7 +284,7 @@ def test_with_its_catalog_agrees_with_logminer(dec, case):
     table = cat.tables[0]
     types = {c.name: c.type for c in table.columns}
     d = dec.Decoder("olr", catalog=cat)
-    t = d.decode(PEER / case / "output.json", table=table.name)
+    t = d.decode(peer_file(case, "output.json"), table=table.name)
     data = [e for e in elements(case) if e["op"] in ("c", "u", "d")]
     assert d.last_stats["errors"] == 0 and d.last_stats["extra_columns"] == 0
     assert d.last_stats["unknown_tables"] == 0 and t.num_rows == len(data)

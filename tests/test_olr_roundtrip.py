@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import pathlib
 import struct
 
 import pyarrow as pa
@@ -18,12 +17,12 @@ import cdcfast.reference
 from cdcfast import Catalog
 from cdcfast.encode import encode, events, generate
 from cdcfast.encode.olr import number_text, xid_text
+from conftest import shared_path
 
 DECODERS = (cdcfast, cdcfast.reference)
 HEAD = ("op", "source_op", "schema", "table", "txid", "commit_ts", "change_ts", "commit_pos",
         "change_pos", "seq", "source")
 IMAGES = ("before", "after", "changed", "present")
-PEER = pathlib.Path(__file__).resolve().parents[2] / "shared" / "peer-data" / "olr"
 UTC = dt.timezone.utc
 
 
@@ -224,9 +223,10 @@ def test_native_equals_reference_on_generated_streams(opts):
     _same_results(data)                 # schema.columns, or the JSON kinds
 
 
-@pytest.mark.skipif(not PEER.is_dir(), reason="peer-data/olr is not there")
 def test_native_equals_reference_on_the_peer_files():
-    for f in sorted(PEER.glob("*/output.json")):
+    files = sorted(shared_path("peer-data", "olr").glob("*/output.json"))
+    assert files
+    for f in files:
         _same_results(f.read_bytes())
 
 

@@ -7,7 +7,6 @@ import copy
 import datetime as dt
 import decimal
 import json
-import pathlib
 
 import pyarrow as pa
 import pytest
@@ -15,16 +14,27 @@ import pytest
 import cdcfast
 import cdcfast.reference
 from cdcfast import Catalog, DecodeError
+from conftest import shared_path
 
-SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
-PEER = SHARED / "peer-data" / "qlik" / "globant_tests_dataflow-update.json"
 UTC = dt.timezone.utc
 
 DECODERS = [pytest.param(cdcfast, id="native"), pytest.param(cdcfast.reference, id="reference")]
 
-SAMPLE = PEER.read_bytes()
-SAMPLE_DOC = json.loads(SAMPLE)
-SAMPLE_COLUMNS = list(SAMPLE_DOC["message"]["data"])
+
+def sample() -> bytes:
+    """The real Kafka message in ../shared/peer-data/qlik (the test skips without it)."""
+    return shared_path("peer-data", "qlik", "globant_tests_dataflow-update.json").read_bytes()
+
+
+def sample_doc() -> dict:
+    return json.loads(sample())
+
+
+# The sample's 16 columns, in the order of its `data` object (test_sample_columns checks)
+SAMPLE_COLUMNS = ["item_no", "mfg_div_cd", "phys_loc_cd", "plnr_cd", "inv_class_cd",
+                  "use_um_cd", "byr_cd", "item_desc", "itm_aut_ord_fct", "itm_ord_mod_cd",
+                  "itm_whs_ctl_cd", "itm_aut_ord_cd", "gnr_pt_no_ind", "div_adr_no",
+                  "ems_rel_cd", "load_date_time"]
 
 # The sample's 16 columns, typed as an SAP-TM item table would be: flags CHAR(1), a count, a
 # load timestamp; item_no the key.
@@ -102,10 +112,15 @@ def metadata(schema_id="s1", schema="SAPTM", table="ITEM", columns=None) -> dict
 
 # -- the peer-data sample ---------------------------------------------------------------------
 
+def test_sample_columns():
+    assert list(sample_doc()["message"]["data"]) == SAMPLE_COLUMNS
+    assert [c.name for c in ITEM.tables[0].columns] == SAMPLE_COLUMNS
+
+
 @pytest.mark.parametrize("dec", DECODERS)
 def test_sample_with_a_catalog(dec):
     d = dec.Decoder("qlik", catalog=ITEM)
-    r, = d.decode(SAMPLE, table="SAPTM.ITEM").to_pylist()
+    r, = d.decode(sample(), table="SAPTM.ITEM").to_pylist()
     assert r["_error"] is None and r["_corrupt_record"] is None
     assert (r["op"], r["source_op"], r["schema"], r["table"]) == ("u", "UPDATE", "SAPTM", "ITEM")
     assert r["txid"] == "0000000066DA0202A903000000000000"
@@ -137,11 +152,11 @@ def test_sample_with_a_catalog(dec):
 @pytest.mark.parametrize("dec", DECODERS)
 def test_sample_without_a_catalog_reads_strings(dec):
     d = dec.Decoder("qlik")
-    t = d.decode(SAMPLE, table="SAPTM.ITEM")
+    t = d.decode(sample(), table="SAPTM.ITEM")
     assert t.schema.field("after").type == pa.struct([(c, pa.string()) for c in SAMPLE_COLUMNS])
     r, = t.to_pylist()
-    assert r["after"] == SAMPLE_DOC["message"]["data"]
-    assert r["before"] == SAMPLE_DOC["message"]["beforeData"]
+    assert r["after"] == sample_doc()["message"]["data"]
+    assert r["before"] == sample_doc()["message"]["beforeData"]
     assert (r["schema"], r["table"]) == ("SAPTM", "ITEM")      # the argument, split
     assert [c for c, v in r["changed"].items() if v] == ["item_desc", "load_date_time"]
     assert all(r["present"].values())
@@ -151,28 +166,28 @@ def test_sample_without_a_catalog_reads_strings(dec):
 @pytest.mark.parametrize("dec", DECODERS)
 def test_sample_names_no_table_without_the_argument(dec):
     """messageSchemaId is null and no metadata message came first: unattributable."""
-    pos = value_at(SAMPLE, "messageSchemaId")
+    pos = value_at(sample(), "messageSchemaId")
     text = ("messageSchemaId: null, and the message names no table; pass table=… "
             f"(message 0, byte {pos})")
-    got = dec.decode_tables(SAMPLE, format="qlik", catalog=ITEM)
+    got = dec.decode_tables(sample(), format="qlik", catalog=ITEM)
     assert list(got) == [None]
     r, = got[None].to_pylist()
-    assert r["_error"] == text and r["_corrupt_record"] == SAMPLE.rstrip()
+    assert r["_error"] == text and r["_corrupt_record"] == sample().rstrip()
     assert r["op"] is None and r["seq"] == 0
-    h, = dec.headers(SAMPLE, format="qlik").to_pylist()
+    h, = dec.headers(sample(), format="qlik").to_pylist()
     assert h["_error"] == text
     with pytest.raises(DecodeError) as e:
-        dec.decode_tables(SAMPLE, format="qlik", mode="FAILFAST")
+        dec.decode_tables(sample(), format="qlik", mode="FAILFAST")
     assert (e.value.message_index, e.value.byte_offset, e.value.field) == (0, pos,
                                                                           "messageSchemaId")
     d = dec.Decoder("qlik", mode="DROPMALFORMED")
-    assert all(t.num_rows == 0 for t in d.decode_tables(SAMPLE).values())
+    assert all(t.num_rows == 0 for t in d.decode_tables(sample()).values())
     assert d.last_stats["dropped"] == 1
 
 
 @pytest.mark.parametrize("dec", DECODERS)
 def test_metadata_message_names_and_types_the_table(dec):
-    doc = copy.deepcopy(SAMPLE_DOC)
+    doc = copy.deepcopy(sample_doc())
     doc["messageSchemaId"] = "s1"
     stream = line(metadata(), doc)
     d = dec.Decoder("qlik")
@@ -203,7 +218,7 @@ def test_metadata_message_names_and_types_the_table(dec):
 
 @pytest.mark.parametrize("dec", DECODERS)
 def test_metadata_after_the_data_does_not_name_it(dec):
-    doc = copy.deepcopy(SAMPLE_DOC)
+    doc = copy.deepcopy(sample_doc())
     doc["messageSchemaId"] = "s1"
     got = dec.decode_tables(line(doc, metadata()), format="qlik")
     assert list(got) == [None]
@@ -427,13 +442,13 @@ def test_missing_operation_and_headers(dec):
 
 @pytest.mark.parametrize("dec", DECODERS)
 def test_kafka_field_paths_and_keys_given_twice(dec):
-    doc = copy.deepcopy(SAMPLE_DOC)
+    doc = copy.deepcopy(sample_doc())
     doc["message"]["headers"]["changeMask"] = "00G0"
     data = json.dumps(doc).encode()
     pos = data.index(b'"00G0"')
     r, = dec.decode(data, format="qlik", table="SAPTM.ITEM").to_pylist()
     assert r["_error"] == f"message.headers.changeMask: '00G0' is not hex (message 0, byte {pos})"
-    twice = SAMPLE.replace(b'"item_no": "AAL614",', b'"item_no": "AAL614", "item_no": "B",', 1)
+    twice = sample().replace(b'"item_no": "AAL614",', b'"item_no": "AAL614", "item_no": "B",', 1)
     pos = twice.index(b'"item_no": "B"')
     r, = dec.decode(twice, format="qlik", table="SAPTM.ITEM").to_pylist()
     assert r["_error"] == f"after.item_no: given twice (message 0, byte {pos})"
@@ -493,7 +508,7 @@ def test_stats_tombstones_and_extra_columns(dec):
 
 @pytest.mark.parametrize("dec", DECODERS)
 def test_headers_skip_metadata_and_filter(dec):
-    doc = copy.deepcopy(SAMPLE_DOC)
+    doc = copy.deepcopy(sample_doc())
     doc["messageSchemaId"] = "s1"
     stream = line(metadata(), doc, pubsub(), pubsub("DELETE"))
     h = dec.headers(stream, format="qlik")
@@ -527,7 +542,7 @@ def test_message_column_mode_restarts_seq_and_keeps_the_lookup():
     from cdcfast.formats import get
     from cdcfast.formats.base import Want, new_stats
     from cdcfast.sources import parts
-    doc = copy.deepcopy(SAMPLE_DOC)
+    doc = copy.deepcopy(sample_doc())
     doc["messageSchemaId"] = "s1"
     del doc["message"]["headers"]["transactionEventCounter"]
     msgs = [json.dumps(metadata()), json.dumps(doc), json.dumps(doc), "{"]

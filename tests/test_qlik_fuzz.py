@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 import random
 
 import pytest
@@ -40,13 +39,15 @@ import cdcfast
 import cdcfast.reference
 from cdcfast import Catalog
 from cdcfast.encode import generate
-from conftest import survive_corpus
+from conftest import SHARED, shared_path, survive_corpus
 from jsonfuzz import MODES, Known, Mutator, as_array, compare, show, stream
 
 FMT = "qlik"
 SCALE = float(os.environ.get("CDCFAST_FUZZ_SCALE", "1"))
 CI = os.environ.get("CI", "").lower() == "true"
-PEER = pathlib.Path(__file__).parents[2] / "shared" / "peer-data" / "qlik"
+# the real output in ../shared adds bases when it is there (test_peer_bases_are_here says
+# when it is not)
+PEER = SHARED / "peer-data" / "qlik"
 PEER_FILES = sorted(PEER.glob("*.json")) if PEER.is_dir() else []
 
 # generate() options of the base streams: every writer variant at least once
@@ -148,6 +149,12 @@ def corpus(i: int):
 
 
 BASES = len(VARIANTS) + len(PEER_FILES)
+
+
+def test_peer_bases_are_here():
+    """The peer files are among the bases: a skip without ../shared, a failure in CI."""
+    shared_path("peer-data", "qlik")
+    assert PEER_FILES
 
 
 def mutated(seed: int):
