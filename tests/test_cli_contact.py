@@ -430,6 +430,14 @@ def test_spark_empty_input_and_failures(spark, ibm, tmp_path, capsys):
         got = pq.read_table(tmp_path / "e" / name)
         assert got.num_rows == 0
         assert got.schema.remove_metadata() == dec.schema(name).remove_metadata()
+    # one table, twice into the same folder: replaced, not refused
+    for _ in range(2):
+        code, out, err = run(capsys, "decode", path, "--format", "ibm-delimited", "--catalog",
+                             cat, "--table", "SALES.ORDERS_1", "--spark", "-o", tmp_path / "t1")
+        assert code == 0, err
+    assert pq.read_table(tmp_path / "t1").num_rows == \
+        cdcfast.decode(path, format="ibm-delimited", catalog=cdcfast.Catalog.load(cat),
+                       table="SALES.ORDERS_1").num_rows
     # FAILFAST through Spark: the DecodeError's one line, no folder left behind
     code, out, err = run(capsys, "decode", path, "--format", "ibm-delimited", "--catalog", cat,
                          "--mode", "FAILFAST", "--option", "column_delimiter=;", "--spark",

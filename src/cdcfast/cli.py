@@ -148,12 +148,14 @@ def _out_file(folder: str, table) -> str:
 
 def _check_output(args) -> None:
     out = args.output
-    if args.table:
+    if args.table and args.spark:       # Spark writes a folder for the one table
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise Failure(USAGE, f"-o {out} is a file: with --spark, -o names the folder "
+                                 "Spark writes the table's Parquet files into")
+    elif args.table:
         if os.path.isdir(out) or out.endswith(("/", os.sep)):
             raise Failure(USAGE, f"-o {out} is a folder: with --table, -o names the Parquet "
-                                 "file to write" + (" (with --spark, a folder Spark writes "
-                                                    "that does not exist yet)"
-                                                    if args.spark else ""))
+                                 "file to write")
     elif os.path.exists(out) and not os.path.isdir(out):
         raise Failure(USAGE, f"-o {out} is a file: without --table, -o names a folder (one "
                              "Parquet file per table)")
