@@ -36,7 +36,8 @@ ORDERS = {"LINE": col(2, "INT2", pk=2), "ORDER_ID": col(1, "INT8", pk=1),
 def test_columns_by_ordinal_and_key_by_position():
     cat = Catalog.from_qlik([md(ORDERS)])
     assert cat.to_dict() == {"tables": [{
-        "schema": "SRC", "table": "ORDERS", "key": ["ORDER_ID", "LINE"], "columns": [
+        "schema": "SRC", "table": "ORDERS", "key": ["ORDER_ID", "LINE"],
+        "qlik_schema_ids": ["id1"], "columns": [
             {"name": "ORDER_ID", "type": "BIGINT"}, {"name": "LINE", "type": "SMALLINT"},
             {"name": "NOTE", "type": "VARCHAR(40)"}, {"name": "AMOUNT", "type": "DECIMAL(11,2)"}]}]}
     assert Catalog.from_dict(cat.to_dict()).to_dict() == cat.to_dict()

@@ -430,6 +430,19 @@ cdef class Scanner(Walker):
         """Field f can name a table: once, neither null nor "", not a container."""
         return self.given(f) and self.buf[self.hp[f]] != 123 and self.buf[self.hp[f]] != 91
 
+    cdef int names(self, int64_t f) except -1:
+        """Table field f names a table: name_text, and no lone surrogate in a string's
+        escapes (no UTF-8 text carries one: the message then names its table otherwise)."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t v = self.hp[f], e = self.he[f]
+        cdef int esc = 0
+        if not self.name_text(f):
+            return 0
+        if b[v] != 34 or not self.hesc[f]:
+            return 1
+        str_end(b, v + 1, self.dend, &esc)
+        return not esc or json_unescape(b + v + 1, e - v - 2, self.room(e - v)) >= 0
+
     # -- the record --------------------------------------------------------------------------
     cdef int record(self) except -1:
         """One data message: routed, then its row written (or a stop, nothing written)."""
@@ -440,7 +453,7 @@ cdef class Scanner(Walker):
         cdef int op
         cdef Out o
         cdef int r
-        if self.name_text(self.ft):
+        if self.names(self.ft):
             tag = 0
             ta = self.hp[self.ft]
             tn = self.he[self.ft] - ta
@@ -451,8 +464,11 @@ cdef class Scanner(Walker):
             tag = 1
             ta = self.hp[T_MSID]
             tn = self.he[T_MSID] - ta
+        elif self.kafka and (self.hn[T_MSID] > 1 or (self.hn[T_MSID] == 1 and (
+                b[self.hp[T_MSID]] == 123 or b[self.hp[T_MSID]] == 91))):
+            tag = 4                         # an id that cannot name (_qlik_run.TAG_BAD_ID)
         else:
-            tag = 2 if self.kafka else 3
+            tag = 2 if self.kafka else 3    # none (null, ""): the `table` argument's
         tid = self.table_id(tag, sa, sn, ta, tn)
         if self.pre_slot >= 0 and (tid != self.pre_tid or self.tslot[tid] != self.pre_slot
                                    or self.hn[self.fd] > 1 or self.hn[self.fb] > 1
@@ -460,6 +476,8 @@ cdef class Scanner(Walker):
                                    or (self.pre_b and self.hp[self.fb] < 0)):
             self.drop_pre()                 # not this record's images after all
         at = self.hp[T_MSID if self.kafka else self.ft]
+        if tag == 4 and self.hn[T_MSID] > 1:
+            at = self.hk[T_MSID]            # (given twice: at its second key)
         if at < 0:
             at = start
         if tid < 0:
@@ -531,7 +549,8 @@ cdef class Scanner(Walker):
         cat = self.tcat[self.cur_tid]
         if cat[0] is not None:
             put_bytes(o.schema, row, <const uint8_t*><bytes>cat[0], len(cat[0]))
-        put_bytes(o.table, row, <const uint8_t*><bytes>cat[1], len(cat[1]))
+        if cat[1] is not None:              # (None: headers() of a message naming no table)
+            put_bytes(o.table, row, <const uint8_t*><bytes>cat[1], len(cat[1]))
         self.mask_c = self.mask_k = 0
         # type
         if self.field_text(o, row, T_TYPE, &p, &n) and not (
@@ -540,7 +559,7 @@ cdef class Scanner(Walker):
         # the table's names as sent, checked as text (a bad one is a problem of the row)
         self.check_text(o, row, self.fs)
         self.check_text(o, row, self.ft)
-        if self.kafka and not self.name_text(self.ft):
+        if self.kafka and not self.names(self.ft):
             self.check_text(o, row, T_MSID)
         # headers
         if self.hn[self.fh] > 1:
@@ -692,7 +711,7 @@ cdef class Scanner(Walker):
         if self.pre_slot >= 0:
             return True
         fs, ft = (M_SCHEMA, M_TABLE) if kafka_body else (T_SCHEMA, T_TABLE)
-        if self.name_text(ft):
+        if self.names(ft):
             tag = 0
             ta = self.hp[ft]
             tn = self.he[ft] - ta

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -153,6 +153,9 @@ class Table:
     columns: tuple[Column, ...]
     key: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    # Qlik Replicate: the schemaIds of its metadata messages (each tableVersion has its own),
+    # so that a data message names the table by messageSchemaId without them (Catalog.from_qlik)
+    qlik_schema_ids: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -168,6 +171,8 @@ class Table:
             d["key"] = list(self.key)
         if self.aliases:
             d["aliases"] = list(self.aliases)
+        if self.qlik_schema_ids:
+            d["qlik_schema_ids"] = list(self.qlik_schema_ids)
         d["columns"] = [c.to_dict() for c in self.columns]
         return d
 
@@ -186,6 +191,13 @@ class Catalog:
                     raise ValueError(f"catalog lists table {name!r} twice")
                 self._exact[name] = t
                 self._folded.setdefault(name.upper(), t)
+        self._qlik_ids = {}
+        for t in self.tables:
+            for sid in t.qlik_schema_ids:
+                other = self._qlik_ids.setdefault(sid, t)
+                if other is not t:
+                    raise ValueError(f"catalog lists qlik schema id {sid!r} under tables "
+                                     f"{other.name} and {t.name}")
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -218,7 +230,8 @@ class Catalog:
                 if k not in seen:
                     raise ValueError(f"table {tname}: key column {k} is not a column")
             tables.append(Table(schema, td["table"], tuple(cols), key,
-                                tuple(td.get("aliases") or ())))
+                                tuple(td.get("aliases") or ()),
+                                _qlik_schema_ids(td.get("qlik_schema_ids"), tname)))
         return cls(tables)
 
     @classmethod
@@ -382,8 +395,16 @@ class Catalog:
         bare name); CLOB, NCLOB, BLOB as such; BYTES → VARBINARY(length); DATE → DATE; TIME →
         TIME(scale); DATETIME → TIMESTAMP(scale) (scale 0..12, else TIME / TIMESTAMP(6));
         BOOLEAN → BOOLEAN; any other type name (case-insensitive) → VARCHAR (the value's text).
+
+        Each table remembers the ``schemaId`` of every metadata message of it (a new
+        ``tableVersion`` has a new one; with or without ``tableStructure``), in the order met,
+        as ``qlik_schema_ids`` (written by ``to_dict()``): a data message whose
+        ``messageSchemaId`` is one of them is of that table even where its metadata message is
+        not in the input (another Spark partition, an earlier file). A schemaId met for two
+        tables belongs to the later one.
         """
         tables: dict[str, Table] = {}   # by Table.name, in order of first definition
+        owner: dict[str, str] = {}      # schemaId -> Table.name, in order of first meeting
         for where, body, prefix in _qlik_bodies(messages):
             try:
                 meta = qlik_metadata(body)
@@ -393,7 +414,12 @@ class Catalog:
                 raise ValueError(f"{where}: {path}: {shown}") from None
             if meta.definition is not None:
                 tables[meta.definition.name] = meta.definition
-        return cls(list(tables.values()))
+            if meta.schema_id is not None:
+                owner[meta.schema_id] = f"{meta.schema}.{meta.table}" if meta.schema \
+                    else meta.table
+        return cls([replace(t, qlik_schema_ids=tuple(s for s, n in owner.items()
+                                                     if n == t.name))
+                    for t in tables.values()])
 
     @classmethod
     def load(cls, path) -> "Catalog":
@@ -439,6 +465,10 @@ class Catalog:
         if t is None:
             t = self._folded.get(name.upper())
         return t
+
+    def qlik_table(self, schema_id: str) -> Table | None:
+        """The table whose Qlik metadata messages have this schemaId (Catalog.from_qlik)."""
+        return self._qlik_ids.get(schema_id)
 
     def __contains__(self, name):
         return self.get(name) is not None
@@ -774,6 +804,15 @@ def _qlik_table(schema, table, columns: dict) -> Table:
              if (p := _int_or_none(cd.get("primaryKeyPosition"))) is not None and p > 0]
     key = tuple(name for _, name in sorted(keyed, key=lambda pk: pk[0]))
     return Table(schema, table, cols, key)
+
+
+def _qlik_schema_ids(ids, tname: str) -> tuple:
+    """A catalog table's `qlik_schema_ids` (absent: none)."""
+    if ids is None:
+        return ()
+    if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
+        raise ValueError(f"table {tname}: 'qlik_schema_ids' is not a list of texts")
+    return tuple(dict.fromkeys(ids))
 
 
 def utf8_text(text: str) -> bool:

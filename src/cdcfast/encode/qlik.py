@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
+from dataclasses import replace
 from json.encoder import encode_basestring as _jstr   # the C escaper, non-ASCII kept as is
 
 from ._plan import STATUS, LiveRows, kind_maker, message_range, nullable_maker, plan, \
@@ -338,7 +339,10 @@ def generate(rows, table_width=20, tables=1, seed=0, messages=False, form="kafka
     one with ``transactionLastEvent`` true; a 35-digit ``changeSequence``, a 32-digit
     ``transactionId``, a Db2-style ``streamPosition``. Now and then an UPDATE has a column
     Replicate could not capture (null, its columnMask bit clear). The other options are
-    :func:`encode`'s. A Kafka stream of several tables needs ``md`` (or it names none).
+    :func:`encode`'s. A Kafka stream of several tables needs ``md`` (or it names none); with
+    ``md`` the catalog lists each table's schemaId (``qlik_schema_ids``), as
+    ``Catalog.from_qlik`` over the stream does, so it names the tables of data messages cut
+    off from their metadata message (another Spark partition).
     Beyond ``FRESH_ROWS`` rows whole pooled transactions repeat, their text encoded once.
     """
     catalog, writer, records = _stream(rows, table_width, tables, seed, form, md, all_strings,
@@ -375,6 +379,8 @@ def _stream(rows, table_width, tables, seed, form, md, all_strings, pretty, mask
                          "use tables=1, md=True or form='pubsub'")
     lo, hi = message_range(records_per_txn)
     catalog = _catalog(table_width, tables)
+    if md:          # the schemaIds of the metadata messages, as Catalog.from_qlik keeps them
+        catalog = Catalog([replace(t, qlik_schema_ids=(schema_id(t),)) for t in catalog])
     writer = _Writer(catalog, form, md, all_strings, pretty, masks)
     rng = random.Random(seed)
     gen = _Generator(catalog, rng, masks, rows)

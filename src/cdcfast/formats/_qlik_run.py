@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from ..catalog import QlikBadMetadata, qlik_metadata, utf8_text
 from ..reference import _jsondoc as ref
-from ..reference.qlik import OPERATIONS, TIMESTAMP_FORM, shown
+from ..reference.qlik import LACKS_METADATA, OPERATIONS, TIMESTAMP_FORM, shown
 from ._jsonrun import (IMG_BEFORE, STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE, KernelRun,
                        token_at)
-from .base import ALL, full_name
+from .base import ALL, HEADERS, full_name
 from .qlik import SOURCE, table_layout
 
 (P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_NOT_INT, P_TIME, P_NOT_HEX,
@@ -36,8 +36,12 @@ REASONS = {
     P_TEXT: "{} is not a string",
     P_TYPE: "{} is not DT or MD",
 }
-# why a data message names no table (the kernel's P_UNNAMED, by the case Python gives it)
-UNNAMED_SCHEMA_ID, UNNAMED_NULL_ID, UNNAMED_TABLE = 1, 2, 3
+# why a data message names no table (the kernel's P_UNNAMED, by the case Python gives it):
+# a messageSchemaId that resolves to nothing, a null one, no Pub/Sub table, a messageSchemaId
+# that cannot name (given twice, an object or array)
+UNNAMED_SCHEMA_ID, UNNAMED_NULL_ID, UNNAMED_TABLE, UNNAMED_BAD_ID = 1, 2, 3, 4
+# the kernel's tags of what a record names (Scanner.record)
+TAG_NAMES, TAG_SCHEMA_ID, TAG_NULL_ID, TAG_NO_TABLE, TAG_BAD_ID = range(5)
 
 
 class Call:
@@ -114,24 +118,40 @@ class Run(KernelRun):
         sc.meta_read()
 
     def new_table(self):
+        """The table a record names (docs/qlik.md, "The table of a data message"): its own
+        names, else its messageSchemaId's (the metadata messages met so far, else the
+        catalog's schema ids), else — messageSchemaId null only — the `table` argument."""
         sc = self.sc
         tag = sc.pending_name[0]
         first, second = sc.pending_name[1:].split(b"\0", 1)
         named = None
-        if tag == 0 and _text(second) is not None:
+        if tag == TAG_NAMES and _text(second) is not None:
             schema, tname = _text(first), _text(second)
             named = (full_name(schema, tname), schema, tname)
-        elif tag == 1:
-            got = self.call.schema_ids.get(_text(second))
+        elif tag == TAG_SCHEMA_ID or tag == TAG_BAD_ID:
+            sid = _text(second) if tag == TAG_SCHEMA_ID else None
+            got = self.call.schema_ids.get(sid) if sid is not None else None
             if got is not None:
                 named = (full_name(*got), *got)
+            elif sid is not None and self.fmt.catalog is not None:
+                t = self.fmt.catalog.qlik_table(sid)
+                if t is not None:
+                    named = (t.name, t.schema, t.table)
+            if named is None:       # it names a table, not one we can read: never `table`
+                sc.add_table(sc.pending_name, -2 - (UNNAMED_SCHEMA_ID if tag == TAG_SCHEMA_ID
+                                                    else UNNAMED_BAD_ID))
+                return
         if named is None and self.want.table is not ALL and self.want.requested is not None:
             arg = self.want.requested
             schema, _, tname = arg.rpartition(".")
             named = (arg, schema or None, tname)
+        if named is None and self.want.table is None and self.want.headers:
+            # headers() lists it: its header fields, no schema/table
+            sc.add_table(sc.pending_name, self.output(HEADERS).slot, (None, None))
+            return
         if named is None:
-            case = {1: UNNAMED_SCHEMA_ID, 2: UNNAMED_NULL_ID}.get(tag, UNNAMED_TABLE)
-            sc.add_table(sc.pending_name, -2 - case)
+            sc.add_table(sc.pending_name, -2 - (UNNAMED_NULL_ID if tag == TAG_NULL_ID
+                                                else UNNAMED_TABLE))
             return
         name, schema, tname = named
         key, table = self.want.resolve(name)
@@ -187,11 +207,12 @@ class Run(KernelRun):
             name = "messageSchemaId" if field != UNNAMED_TABLE else "table"
             if raw[:1] in (b"{", b"["):    # a container is no name (docs/qlik.md)
                 return name, f"{shown(raw)} is not a string"
+            if field == UNNAMED_BAD_ID:     # (at its second key)
+                return name, "given twice"
             if raw[:1] == b'"' and not utf8_text(ref.parse_json(raw)):
                 return name, f"{shown(raw)} has a lone surrogate in a \\u escape"
             if field == UNNAMED_SCHEMA_ID:
-                return "messageSchemaId", (f"{shown(token_at(data, pos))} is the schemaId of no "
-                                           "metadata message before it; pass table=…")
+                return "messageSchemaId", f"{shown(raw)} {LACKS_METADATA}"
             if field == UNNAMED_NULL_ID:
                 return "messageSchemaId", "null, and the message names no table; pass table=…"
             return "table", "missing; pass table=…"

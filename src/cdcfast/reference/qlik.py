@@ -35,6 +35,11 @@ NOT_HEX = object()      # a mask whose text is not hex: its struct is null
 
 OPERATIONS = ", ".join(OPS)
 TIMESTAMP_FORM = "is not a timestamp (YYYY-MM-DD HH:MM:SS[.f])"
+# a messageSchemaId that names no metadata message before it and no catalog table
+LACKS_METADATA = ("names metadata this input lacks: no metadata message before it and no "
+                  "catalog table has that schemaId; give a catalog built with "
+                  "cdcfast.Catalog.from_qlik over the metadata (MD) messages")
+NAMELESS = ("", None, None)     # a data message that names no table, in headers()
 
 
 def shown(raw: bytes) -> str:
@@ -409,6 +414,10 @@ class PartDecoder:
             row = empty_row(seq)
             row["_corrupt_record"] = data[doc.start:doc.end]
             return key, row, problem or self.corrupt_problem(ev, data)
+        if named is NAMELESS:           # headers(): its header fields, no schema/table
+            row = empty_row(seq)
+            self.header(ev, row, top, body, problems)
+            return want.corrupt_key, row, resolve(problems, data, doc) if problems else None
         name, schema, tname = named
         key, table = want.resolve(name)
         described = self.call.described.get(name.upper())
@@ -428,26 +437,37 @@ class PartDecoder:
 
     def table_of(self, ev, top, body, data):
         """((name, schema, table), None) of a data message's table, or (None, the problem
-        of a message that names none): its own `schema`/`table`, else the metadata message of
-        its messageSchemaId, else the call's `table` argument (docs/qlik.md)."""
+        of a message that names none), or (NAMELESS, None) in headers() without a table: its
+        own `schema`/`table`, else (Kafka) the table of its messageSchemaId — by the metadata
+        message met earlier in the call, else by the catalog's schema ids — else, only when
+        messageSchemaId is null, the call's `table` argument (docs/qlik.md)."""
         schema = body.text(ev.body, ("schema",))
         tname = body.text(ev.body, ("table",))
         if tname is not None:
             return (full_name(schema, tname), schema, tname), None
-        sid = top.text(ev.doc.value, ("messageSchemaId",)) if ev.prefix else None
-        if sid is not None and sid in self.call.schema_ids:
-            schema, tname = self.call.schema_ids[sid]
-            return (full_name(schema, tname), schema, tname), None
+        doc = ev.doc.value
+        set_id = bool(ev.prefix) and ("messageSchemaId" in dups(doc) or doc.get(
+            "messageSchemaId") not in (None, ""))
+        sid = top.text(doc, ("messageSchemaId",)) if ev.prefix else None
+        if set_id:      # it names a table: found, or unattributable (never the argument)
+            if sid is not None and sid in self.call.schema_ids:
+                schema, tname = self.call.schema_ids[sid]
+                return (full_name(schema, tname), schema, tname), None
+            t = self.fmt.catalog.qlik_table(sid) if sid is not None and \
+                self.fmt.catalog is not None else None
+            if t is not None:
+                return (t.name, t.schema, t.table), None
+            p = Problem("messageSchemaId", ("messageSchemaId",), lambda raw: f"{shown(raw)} "
+                        + LACKS_METADATA) if sid is not None else None
+            return None, resolve(top.problems + [p] if p else top.problems, data, ev.doc)
         arg = self.want.requested if self.want.table is not ALL else None
         if arg is not None:
             schema, _, tname = arg.rpartition(".")
             return (arg, schema or None, tname), None
+        if self.want.table is None and self.want.headers:
+            return NAMELESS, None       # headers() lists it, with no schema/table
         if not ev.prefix:
             p = Problem("table", ("table",), "missing; pass table=…")
-        elif sid is not None:
-            p = Problem("messageSchemaId", ("messageSchemaId",),
-                        lambda raw: f"{shown(raw)} is the schemaId of no metadata message "
-                                    "before it; pass table=…")
         else:
             p = Problem("messageSchemaId", ("messageSchemaId",),
                         "null, and the message names no table; pass table=…")
