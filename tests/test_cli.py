@@ -244,13 +244,20 @@ def test_debezium_connector_options(tmp_path, capsys):
     args = base + [a for o in opts for a in ("--option", o)]
     assert cli.main(args + ["-o", str(tmp_path / "s.parquet")]) == 0
     assert pq.read_table(tmp_path / "s.parquet").equals(want)
+    # the catalog generate wrote carries the options: decode uses them by itself
+    assert cli.main(base + ["-o", str(tmp_path / "c.parquet")]) == 0
+    assert pq.read_table(tmp_path / "c.parquet").equals(want)
     # read with the defaults (base64 decimals) the decimal text is an error on the row
-    assert cli.main(base + ["-o", str(tmp_path / "d.parquet")]) == 0
+    assert cli.main(base + ["--option", "decimal_handling=precise", "--option",
+                            "time_precision=adaptive", "-o", str(tmp_path / "d.parquet")]) == 0
     errors = pq.read_table(tmp_path / "d.parquet").column("_error").drop_null().to_pylist()
     assert errors and all(e.startswith("after.AMOUNT: ") or e.startswith("before.AMOUNT: ")
                           for e in errors)
-    with pytest.raises(ValueError, match="decimal_handling"):
-        cli.main(base + ["--option", "decimal_handling=exact", "-o", str(tmp_path / "x.pq")])
+    capsys.readouterr()
+    assert cli.main(base + ["--option", "decimal_handling=exact", "-o",
+                            str(tmp_path / "x.pq")]) == cli.USAGE
+    assert "decimal_handling must be one of precise, string, double, not 'exact'" in \
+        capsys.readouterr().err
 
 
 def test_debezium_decode_without_catalog_reads_embedded_schemas(tmp_path, capsys):
@@ -406,9 +413,14 @@ def test_qlik_without_metadata_needs_a_table(tmp_path, capsys):
     # headers() lists messages that name no table with their fields and no error
     line = next(ln for ln in text.splitlines() if ln.startswith("(no table named) "))
     assert line.split()[3] == "120" and line.split()[-1] == "0"
+    # without --table nothing names the records' table: nothing decoded (exit 4), and the
+    # first problem says what to pass; what was read is there to look at
     assert cli.main(["decode", path, "--format", "qlik", "--catalog", cat_path,
-                     "-o", str(tmp_path / "none")]) == 0
-    assert os.listdir(tmp_path / "none") == ["_corrupt.parquet"]
+                     "-o", str(tmp_path / "none")]) == cli.NOTHING_DECODED
+    assert "pass table=…" in capsys.readouterr().err
+    # the catalog's table has its (empty) file, the unattributable records theirs
+    assert sorted(os.listdir(tmp_path / "none")) == ["GEN.TABLE_1.parquet", "_corrupt.parquet"]
+    assert pq.read_table(tmp_path / "none" / "GEN.TABLE_1.parquet").num_rows == 0
     corrupt = pq.read_table(tmp_path / "none" / "_corrupt.parquet")
     assert corrupt.num_rows == 120 and corrupt.column("_error").null_count == 0
     assert "before" not in corrupt.column_names       # no table: images without columns
