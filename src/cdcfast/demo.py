@@ -259,4 +259,7 @@ def _summary(results, with_spark, secs, out):
         if with_spark:
             line += f"  {on_spark:5,.0f} MB/s"
         print(line, file=out)
+    if with_spark:
+        print("(on Spark a sample this small is mostly a job's fixed start-up cost; "
+              "`cdcfast bench --format F --spark` measures its throughput on 100 MB)", file=out)
     print(f"the demo took {secs:.1f} s", file=out, flush=True)
