@@ -390,6 +390,45 @@ def test_spark_sessions_listen_on_loopback_only(spark):
     assert spark.conf.get("spark.ui.enabled") == "false"
     from cdcfast.spark import local_session
     assert local_session() is spark             # the CLI, the demo and the bench reuse it
+    # every socket the JVM listens on is a loopback one
+    pid = spark.sparkContext._gateway.proc.pid
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            next(f)
+            for line in f:
+                cols = line.split()
+                if cols[3] == "0A" and cols[9] in inodes:          # LISTEN, the JVM's
+                    listening.append(cols[1].split(":")[0])
+    assert listening                                # the driver's RPC and block manager at least
+    loopback = {"0100007F", "0000000000000000FFFF00000100007F",
+                "00000000000000000000000001000000"}
+    assert all(a in loopback for a in listening), listening
+
+
+def test_spark_runs_of_the_cli_are_quiet(tmp_path, ibm):
+    """A fresh `cdcfast decode --spark`: its own lines only, not the JVM's banner and logs."""
+    import subprocess
+    import sys
+    d, path, cat = ibm
+    res = subprocess.run([sys.executable, "-m", "cdcfast", "decode", path, "--format",
+                          "ibm-delimited", "--catalog", cat, "--table", "SALES.ORDERS_0",
+                          "--spark", "-o", str(tmp_path / "o")], capture_output=True,
+                         text=True, timeout=600, env={**os.environ, "SPARK_LOCAL_IP": ""})
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == ""
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("SALES.ORDERS_0: ") and lines[-1].startswith(
+        "decoded through Spark in "), res.stdout
+    assert len(lines) == 3
 
 
 # -- --spark: the same Parquet as the local path ------------------------------------------------
