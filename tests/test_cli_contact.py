@@ -75,7 +75,7 @@ def test_ordinary_mistakes_are_one_line_and_an_exit_code(ibm, tmp_path, capsys):
         (base + ["--catalog", cat, "--mode", "FAILFAST", "--option", "column_delimiter=;",
                  "-o", tmp_path / "o"], 1, "(message 0, byte "),
         (["generate", "--format", "lldf", "--rows", "-5", "-o", tmp_path / "x"],
-         2, "argument --rows: must be at least 1, not -5"),
+         2, "argument --rows: must be positive, not -5"),
         (base + ["--catalog", cat, "--table", "SALES.ORDERS_0", "-o", d],
          2, "is a folder: with --table, -o names the Parquet file to write"),
         (base + ["--catalog", cat, "-o", path], 2, "is a file: without --table, -o names a "

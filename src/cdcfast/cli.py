@@ -58,24 +58,22 @@ def _options(pairs) -> dict:
     return out
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
-    return n
+def _positive_number(kind):
+    """An argparse type: text -> a positive `kind` (int or float), else a one-line error."""
+    def convert(text: str):
+        try:
+            x = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not a {'whole number' if kind is int else 'number'}: {text!r}") from None
+        if not x > 0:
+            raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+        return x
+    return convert
 
 
-def _positive_float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not x > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, not {text}")
-    return x
+_positive = _positive_number(int)
+_positive_float = _positive_number(float)
 
 
 # -- inputs --------------------------------------------------------------------------------------
