@@ -84,6 +84,7 @@ def test_ordinary_mistakes_are_one_line_and_an_exit_code(ibm, tmp_path, capsys):
          2, "'NO.SUCH' is neither in the catalog nor in the input"),
         (["decode", "--format", "ibm-delimited"], 2, "the following arguments are required"),
         (["bench", "--size", "-1"], 2, "argument --size: must be positive"),
+        (base + ["--catalog", cat, "-o", f"{path}/sub"], 2, "is a file, not a folder"),
     ]
     for argv, code, text in cases:
         got, out, err = run(capsys, *argv)
@@ -95,6 +96,13 @@ def test_ordinary_mistakes_are_one_line_and_an_exit_code(ibm, tmp_path, capsys):
                         "column_delimiter=;", "-o", tmp_path / "o")
     assert one_line(err).startswith(f"cdcfast decode: error: {path}: ")
     assert not (tmp_path / "o").exists()
+
+
+def test_output_folders_are_made(ibm, tmp_path, capsys):
+    d, path, cat = ibm
+    code, out, err = run(capsys, "decode", path, "--format", "ibm-delimited", "--catalog", cat,
+                         "--table", "SALES.ORDERS_1", "-o", tmp_path / "a" / "b" / "t.parquet")
+    assert code == 0 and pq.read_table(tmp_path / "a" / "b" / "t.parquet").num_rows > 0
 
 
 def test_debug_shows_the_traceback(ibm, tmp_path):

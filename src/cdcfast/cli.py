@@ -158,8 +158,9 @@ def _check_output(args) -> None:
         raise Failure(USAGE, f"-o {out} is a file: without --table, -o names a folder (one "
                              "Parquet file per table)")
     parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise Failure(BAD_INPUT, f"-o {out}: the folder {parent} does not exist")
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise Failure(USAGE, f"-o {out}: {parent} is a file, not a folder")
+    os.makedirs(parent, exist_ok=True)          # as Spark does for its outputs
 
 
 class _Staging:
