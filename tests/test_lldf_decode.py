@@ -16,6 +16,7 @@ import pytest
 import cdcfast
 import cdcfast.reference
 from cdcfast import codepages
+from cdcfast.encode import lldf as lldf_writer
 from cdcfast.errors import DecodeError
 from cdcfast.reference import lldf as reference_lldf
 
@@ -832,14 +833,6 @@ def test_record_starts_vb():
 
 # -- against the writer (cdcfast.encode.lldf, written apart from this decoder) ---------------
 
-def _writer():
-    try:
-        from cdcfast.encode import lldf
-    except ImportError:
-        pytest.skip("cdcfast.encode.lldf is not there yet")
-    return lldf
-
-
 def _same(a, b):
     if isinstance(a, float) and isinstance(b, float):
         return a == b and math.copysign(1, a) == math.copysign(1, b) or (
@@ -855,12 +848,11 @@ def _same(a, b):
     {"source_tz": "Europe/Paris", "framing": "rdw", "segment_bytes": 64},
 ])
 def test_writer_round_trip(opts):
-    lldf = _writer()
     opts = dict(opts)
     long_names = opts.pop("long_names", False)
     kw = dict(all_types=True, control=True, tables=2, long_names=long_names, **opts)
-    stream, catalog = lldf.generate(200, **kw)
-    events, _ = lldf.events(200, **kw)
+    stream, catalog = lldf_writer.generate(200, **kw)
+    events, _ = lldf_writer.events(200, **kw)
     options = {k: v for k, v in opts.items() if k not in ("segment_bytes", "block_bytes")}
     dec = API.Decoder(FMT, catalog, **options)
     h = dec.headers(stream)
@@ -878,8 +870,7 @@ def test_writer_round_trip(opts):
 
 @pytest.mark.parametrize("framing", ["raw", "rdw", "vb"])
 def test_split_pieces_decode_as_the_whole(framing):
-    lldf = _writer()
-    stream, catalog = lldf.generate(120, framing=framing, segment_bytes=50, block_bytes=700)
+    stream, catalog = lldf_writer.generate(120, framing=framing, segment_bytes=50, block_bytes=700)
     whole = API.headers(stream, format=FMT, catalog=catalog, framing=framing)
     starts = record_starts(stream, framing, 1500)
     assert len(starts) > 3 and starts[0] == 0 and starts[-1] == len(stream)
