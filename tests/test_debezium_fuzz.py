@@ -115,13 +115,32 @@ def test_mutated_streams_native_equals_reference(seed):
 
 
 def test_every_cut_of_a_document():
+    """A document cut anywhere is one unattributable row in both decoders: `_error` a
+    truncated document at the cut's end, `_corrupt_record` the cut bytes (without trailing
+    whitespace), nothing else set; the whole document after it still decodes. Cut at 0 it is
+    an empty message, a tombstone: no row."""
     data, cat = generate("debezium", 3, table_width=8, seed=2, schemas=True)
     doc = data.split(b"\n")[1]
+    whole = cdcfast.decode_tables([doc], format="debezium", catalog=cat)
+    assert list(whole) == ["GEN.TABLE_1"] and whole["GEN.TABLE_1"].num_rows == 1
     for i in range(0, len(doc), max(1, len(doc) // 300)):
         msgs = [doc[:i], doc]
         a = cdcfast.decode_tables(msgs, format="debezium", catalog=cat)
         b = cdcfast.reference.decode_tables(msgs, format="debezium", catalog=cat)
         _same(a, b)
+        for got in (a, b):
+            assert got["GEN.TABLE_1"].drop_columns(["seq"]).equals(
+                whole["GEN.TABLE_1"].drop_columns(["seq"])), i
+            if i == 0:
+                assert list(got) == ["GEN.TABLE_1"]
+                continue
+            cut = doc[:i].rstrip()
+            row, = got[None].to_pylist()
+            assert row.pop("_error") == ("invalid JSON: truncated document "
+                                         f"(message 0, byte {len(cut)})"), i
+            assert row.pop("_corrupt_record") == cut, i
+            assert row.pop("seq") == 0
+            assert set(row.values()) == {None}, (i, row)
 
 
 def test_batches_and_modes_agree():
