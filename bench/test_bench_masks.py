@@ -5,7 +5,7 @@ bench/test_bench_json.py). Run: python -m pytest bench/test_bench_masks.py --ben
 import pytest
 
 from cdcfast._masks import decode_masks
-from cdcfast.bench_qlik import sample_masks
+from cdcfast.bench.qlik import sample_masks
 
 MASKS = 1_000_000
 COLUMNS = 20

@@ -110,7 +110,7 @@ def test_cli_bench_lldf(tmp_path, capsys):
 def test_struct_baseline_reads_the_generated_data_right():
     """The bench's struct decoder (the speed baseline) gives cdcfast's values on the data it
     is timed on: a baseline that decoded less would flatter the ratio."""
-    from cdcfast.bench_lldf import struct_decoder
+    from cdcfast.bench.lldf import struct_decoder
     data, cat = cdcfast.encode.generate(FMT, rows=1500, seed=3)
     table = cat.tables[0].name
     got = struct_decoder(cat, table)(data)

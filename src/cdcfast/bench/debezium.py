@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
-                      INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ)
+from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
+                       INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ)
 
 
 def json_type(ctype, decimal_handling: str = "precise") -> pa.DataType:
@@ -66,5 +66,5 @@ def payload_schema(table, decimal_handling: str = "precise") -> pa.Schema:
 
 
 def schema(case) -> pa.Schema:
-    """The explicit schema the contenders read the case with (cdcfast/bench.py)."""
+    """The explicit schema the contenders read the case with (cdcfast/bench/core.py)."""
     return payload_schema(case.catalog.get(case.table))

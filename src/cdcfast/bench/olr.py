@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .catalog import BOOL, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64
+from ..catalog import BOOL, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64
 
 
 def json_type(ctype) -> pa.DataType:
@@ -42,5 +42,5 @@ LOADS_OPTIONS = {"parse_int": float}
 
 
 def schema(case) -> pa.Schema:
-    """The explicit schema the contenders read the case with (cdcfast/bench.py)."""
+    """The explicit schema the contenders read the case with (cdcfast/bench/core.py)."""
     return message_schema(case.catalog.get(case.table))

@@ -16,9 +16,9 @@ import struct
 
 import pyarrow as pa
 
-from .formats.lldf import (K_BINARY, K_BLOB, K_BOOL, K_CHAR, K_CLOB, K_DATE, K_DBCLOB, K_DEC,
-                           K_F32, K_F64, K_GRAPHIC, K_I16, K_I32, K_I64, K_TIME, K_TS, K_TSZ,
-                           K_VARBIN, K_VARCHAR, K_VARGRAPHIC, K_XML, layout)
+from ..formats.lldf import (K_BINARY, K_BLOB, K_BOOL, K_CHAR, K_CLOB, K_DATE, K_DBCLOB, K_DEC,
+                            K_F32, K_F64, K_GRAPHIC, K_I16, K_I32, K_I64, K_TIME, K_TS, K_TSZ,
+                            K_VARBIN, K_VARCHAR, K_VARGRAPHIC, K_XML, layout)
 
 _HEAD = struct.Struct(">H4sHHHHH8s8s8s18sH17s10s10sH5s2s")
 _TAIL = struct.Struct(">10s10sHHH4x10s10s")

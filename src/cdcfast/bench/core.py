@@ -11,53 +11,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
 
 import pyarrow as pa
 
-
-
-@dataclass
-class Case:
-    format: str
-    data: bytes
-    catalog: object
-    table: str
-    rows: int
-
-    @property
-    def mb(self) -> float:
-        return len(self.data) / 1e6
-
-
-def make_case(format: str = "ibm-delimited", size_mb: float = 100, table_width: int = 20,
-              seed: int = 0) -> Case:
-    """Generated input of about `size_mb` MB with one table of `table_width` columns."""
-    from .encode import generate
-    probe, _ = generate(format, rows=2000, table_width=table_width, seed=seed)
-    rows = max(1, int(size_mb * 1e6 / (len(probe) / 2000)))
-    data, catalog = generate(format, rows=rows, table_width=table_width, seed=seed)
-    return Case(format, data, catalog, catalog.tables[0].name, rows)
-
-
-def best_time(fn, repeat: int = 3) -> float:
-    """Best wall time of `repeat` runs after one warm-up run."""
-    return best_times({"": fn}, repeat)[""]
-
-
-def best_times(fns: dict, repeat: int = 5) -> dict:
-    """Best wall time of each function over `repeat` rounds after a warm-up round. Rounds
-    run every function once, in turn: on a shared machine a slow spell then hits all the
-    contenders alike instead of one of them."""
-    best = {k: float("inf") for k in fns}
-    for r in range(repeat + 1):
-        for k, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            if r:
-                best[k] = min(best[k], time.perf_counter() - t)
-    return best
+from ._timing import Case, best_time, best_times, make_case
 
 
 # -- the contenders ----------------------------------------------------------------------------
@@ -74,18 +31,18 @@ def cdcfast_headers(case: Case):
 
 
 def struct_decode(case: Case):
-    """lldf's general-purpose contender: a plain struct decoder (cdcfast/bench_lldf.py)."""
-    from .bench_lldf import struct_decoder
+    """lldf's general-purpose contender: a plain struct decoder (cdcfast/bench/lldf.py)."""
+    from .lldf import struct_decoder
     fn = struct_decoder(case.catalog, case.table)
     return lambda: fn(case.data)
 
 
 def _json_module(case: Case):
-    """A JSON format's bench module (cdcfast/bench_debezium.py, bench_olr.py, bench_qlik.py):
-    the explicit schema of its messages (the values' JSON types, nothing converted), and
-    LOADS_OPTIONS for json.loads where the numbers need them."""
-    import importlib
-    return importlib.import_module(f".bench_{case.format.replace('-', '_')}", __package__)
+    """A JSON format's bench module (cdcfast/bench/debezium.py, olr.py, qlik.py): the explicit
+    schema of its messages (the values' JSON types, nothing converted), and LOADS_OPTIONS for
+    json.loads where the numbers need them."""
+    from . import debezium, olr, qlik
+    return {"debezium": debezium, "olr": olr, "qlik": qlik}[case.format]
 
 
 def _json_schema(case: Case) -> pa.Schema:
@@ -133,7 +90,7 @@ def msgspec_loads(case: Case):
 
 
 def reference_decode(case: Case):
-    from . import reference
+    from .. import reference
     dec = reference.Decoder(case.format, catalog=case.catalog)
     return lambda: dec.decode(case.data, table=case.table)
 
@@ -211,7 +168,7 @@ print(status("VmHWM:") - base, rows)
 
 def cold_start(case: Case) -> tuple[float, float]:
     """(import seconds, import + first decode of one message seconds) in a fresh process."""
-    from .encode import generate
+    from ..encode import generate
     one, cat = generate(case.format, rows=1, table_width=len(case.catalog.tables[0].columns))
     with tempfile.TemporaryDirectory() as d:
         cp, mp = os.path.join(d, "c.json"), os.path.join(d, "m.bin")
@@ -307,7 +264,7 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
     for r in results["tools"].values():
         r["cdcfast_x"] = mine / r["mb_s"]
     if format == "qlik":
-        from .bench_qlik import MASK_COLUMNS, mask_rate
+        from .qlik import MASK_COLUMNS, mask_rate
         results["masks"] = {"masks_s": mask_rate(), "columns": MASK_COLUMNS}
     if extras:
         imp, first = cold_start(case)
@@ -328,7 +285,7 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
                                                   "file_gb": size / 1e9, "rows": rows}
     echo(report(results))
     if spark:
-        from . import bench_spark
+        from . import spark as bench_spark
         results["spark"] = bench_spark.run(case, repeat=max(1, min(repeat, 3)), echo=echo)
     return results
 

@@ -24,8 +24,8 @@ import os
 import tempfile
 import time
 
-from .catalog import (BINARY, BOOL, DATE32, DECIMAL, FLOAT32, FLOAT64, INT8, INT16, INT32,
-                      INT64, TIMESTAMP, TIMESTAMP_TZ)
+from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, FLOAT32, FLOAT64, INT8, INT16, INT32,
+                       INT64, TIMESTAMP, TIMESTAMP_TZ)
 
 FILES = 8
 
@@ -118,9 +118,9 @@ def run(case, repeat: int = 3, cores: int = 2, echo=print) -> dict:
     from pyspark.sql import functions as F
     from pyspark.sql import SparkSession
 
-    from . import spark as cs
-    from .bench import best_times
-    from .encode import generate
+    from .. import spark as cs
+    from ..encode import generate
+    from ._timing import best_times
 
     active = SparkSession.getActiveSession()
     spark = cs.local_session(str(cores), app="cdcfast-bench")   # loopback only, quiet

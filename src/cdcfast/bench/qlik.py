@@ -29,7 +29,7 @@ def message_schema(table) -> pa.Schema:
 
 
 def schema(case) -> pa.Schema:
-    """The explicit schema the contenders read the case with (cdcfast/bench.py)."""
+    """The explicit schema the contenders read the case with (cdcfast/bench/core.py)."""
     return message_schema(case.catalog.get(case.table))
 
 
@@ -60,7 +60,7 @@ def mask_rate(repeat: int = 5) -> float:
     """Masks per second of the hex-mask kernel (cdcfast._masks.decode_masks: 1,000,000 masks
     of a 20-column table into a struct of bitmaps), best of `repeat`."""
     import time
-    from ._masks import decode_masks
+    from .._masks import decode_masks
     masks = sample_masks()
     best = float("inf")
     for _ in range(repeat + 1):
