@@ -9,16 +9,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 # Value kinds: one per conversion the kernels know. The numbers are shared with native/.
 BOOL, INT8, INT16, INT32, INT64, DECIMAL, FLOAT32, FLOAT64, STRING, BINARY, DATE32, TIME64, \
     TIMESTAMP, TIMESTAMP_TZ, DECTEXT = range(15)
-
-KIND_NAMES = ("BOOL", "INT8", "INT16", "INT32", "INT64", "DECIMAL", "FLOAT32", "FLOAT64",
-              "STRING", "BINARY", "DATE32", "TIME64", "TIMESTAMP", "TIMESTAMP_TZ", "DECTEXT")
 
 _CHAR = {"CHAR", "CHARACTER", "VARCHAR", "LONG VARCHAR", "GRAPHIC", "VARGRAPHIC",
          "LONG VARGRAPHIC", "VARCHAR2", "NVARCHAR2", "NCHAR", "CHARACTER VARYING"}
@@ -295,32 +292,7 @@ class Catalog:
           parameter, p ``connect.decimal.precision`` (else 38) but at least s; p outside
           1..38 or s outside 0..38: DECFLOAT; ``VariableScaleDecimal`` → DECFLOAT.
         """
-        tables: dict[str, Table] = {}   # by Table.name, in order of first definition
-        for where, payload, schema in _debezium_payloads(messages):
-            changes = payload.get("tableChanges")
-            if changes is None:
-                t = _debezium_embedded_table(payload, schema)
-                if t is not None and t.name not in tables:
-                    tables[t.name] = t
-                continue
-            if not isinstance(changes, list):
-                raise ValueError(f"{where}: 'tableChanges' is not a list")
-            source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
-            for j, change in enumerate(changes):
-                at = f"{where}, tableChanges[{j}]"
-                if not isinstance(change, dict):
-                    raise ValueError(f"{at} is not an object")
-                schema, tname = _debezium_table_id(change.get("id"), source, at)
-                name = f"{schema}.{tname}" if schema else tname
-                if str(change.get("type") or "").upper() == "DROP":
-                    tables.pop(name, None)
-                    continue
-                tdef = change.get("table")
-                if not isinstance(tdef, dict):
-                    continue
-                # An ALTER replaces the definition in place (dict order: first definition).
-                tables[name] = _debezium_table(schema, tname, tdef, at)
-        return cls(list(tables.values()))
+        return cls._from_format("debezium", messages)
 
     @classmethod
     def from_olr(cls, messages) -> "Catalog":
@@ -349,22 +321,7 @@ class Catalog:
         value's text). ``columns`` that is not a list of objects with a text ``name`` is a
         ``ValueError`` naming the message and the table.
         """
-        from .formats.olr import type_name       # late: cdcfast.formats imports this module
-        tables: dict[str, Table] = {}
-        for where, j, owner, tname, columns in _olr_definitions(messages):
-            name = f"{owner}.{tname}" if owner else tname
-            if not isinstance(columns, list) or not all(
-                    isinstance(c, dict) and isinstance(c.get("name"), str) for c in columns):
-                raise ValueError(f"{where}, payload[{j}]: table {name}: 'columns' is not a "
-                                 "list of objects with a name")
-            cols, seen = [], set()
-            for c in columns:
-                if c["name"] not in seen:
-                    seen.add(c["name"])
-                    cols.append(Column(c["name"], parse_type(type_name(c)),
-                                       c.get("nullable") is not False))
-            tables[name] = Table(owner, tname, tuple(cols))
-        return cls(list(tables.values()))
+        return cls._from_format("olr", messages)
 
     @classmethod
     def from_qlik(cls, messages) -> "Catalog":
@@ -403,23 +360,15 @@ class Catalog:
         not in the input (another Spark partition, an earlier file). A schemaId met for two
         tables belongs to the later one.
         """
-        tables: dict[str, Table] = {}   # by Table.name, in order of first definition
-        owner: dict[str, str] = {}      # schemaId -> Table.name, in order of first meeting
-        for where, body, prefix in _qlik_bodies(messages):
-            try:
-                meta = qlik_metadata(body)
-            except QlikBadMetadata as e:
-                path = ".".join(prefix + e.path)
-                shown = "missing" if e.value is None else f"{e.value!r} {e.reason}"
-                raise ValueError(f"{where}: {path}: {shown}") from None
-            if meta.definition is not None:
-                tables[meta.definition.name] = meta.definition
-            if meta.schema_id is not None:
-                owner[meta.schema_id] = f"{meta.schema}.{meta.table}" if meta.schema \
-                    else meta.table
-        return cls([replace(t, qlik_schema_ids=tuple(s for s, n in owner.items()
-                                                     if n == t.name))
-                    for t in tables.values()])
+        return cls._from_format("qlik", messages)
+
+    @classmethod
+    def _from_format(cls, name: str, messages) -> "Catalog":
+        """The catalog the format registered as `name` builds from its messages (its
+        `catalog_from`): reached through the registry, as this module imports no format."""
+        from .formats import get
+        built = get(name).catalog_from(messages)
+        return built if type(built) is cls else cls(built.tables)
 
     @classmethod
     def load(cls, path) -> "Catalog":
@@ -480,332 +429,6 @@ class Catalog:
         return len(self.tables)
 
 
-# -- Debezium schema-change events (SPEC §5.3, seed "Schema change topic") ----------------
-# java.sql.Types code → catalog type name. Sized types take the column's `length`.
-_JDBC_PLAIN = {
-    4: "INTEGER", -5: "BIGINT", 5: "SMALLINT", -6: "SMALLINT",   # TINYINT → int16 (SPEC §5.3)
-    8: "DOUBLE", 7: "REAL", 6: "DOUBLE",                          # FLOAT → float64
-    -1: "LONG VARCHAR", -16: "NVARCHAR2", 2005: "CLOB", 2011: "NCLOB", 2009: "XML",
-    91: "DATE", 2013: "VARCHAR",                                  # TIME WITH TIME ZONE: text
-    16: "BOOLEAN", -7: "BOOLEAN", -4: "VARBINARY", 2004: "BLOB",
-}
-_JDBC_SIZED = {1: "CHAR", 12: "VARCHAR", -15: "NCHAR", -9: "NVARCHAR2", -2: "BINARY",
-               -3: "VARBINARY"}
-_JDBC_DECIMAL = {3: "DECIMAL", 2: "NUMERIC"}
-_JDBC_FRACTION = {92: "TIME", 93: "TIMESTAMP", 2014: "TIMESTAMP"}
-
-
-def _int_or_none(v):
-    """A JSON integer (or integer text); anything else (null, bool, float, junk) → None."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and re.fullmatch(r"\s*-?\d+\s*", v):
-        return int(v)
-    return None
-
-
-def _debezium_type_name(column: dict) -> str:
-    """The catalog type name for one Debezium ``tableChanges[].table.columns[]`` entry."""
-    code = _int_or_none(column.get("jdbcType"))
-    length = _int_or_none(column.get("length"))
-    scale = _int_or_none(column.get("scale"))
-    if code in _JDBC_PLAIN:
-        return _JDBC_PLAIN[code]
-    if code in _JDBC_SIZED:
-        base = _JDBC_SIZED[code]
-        return f"{base}({length})" if length is not None and length > 0 else base
-    if code in _JDBC_DECIMAL:
-        base = _JDBC_DECIMAL[code]
-        if length is None and not scale:
-            return base                       # the type's default, DECIMAL(5,0)
-        p = 5 if length is None else length
-        s = scale or 0
-        if not 1 <= p <= 38 or not 0 <= s <= p:
-            return "DECFLOAT"                 # beyond decimal128: kept as exact text
-        return f"{base}({p},{s})"
-    if code in _JDBC_FRACTION:
-        base = _JDBC_FRACTION[code]
-        frac = f"({scale})" if scale is not None and 0 <= scale <= 12 else ""
-        return f"{base}{frac} WITH TIME ZONE" if code == 2014 else f"{base}{frac}"
-    return "VARCHAR"                          # OTHER (1111), vendor and unknown types: text
-
-
-def _debezium_payloads(messages):
-    """Yield (where, payload dict, envelope schema or None) for each message that is an
-    object."""
-    for where, doc in _json_documents(messages):
-        schema = None
-        if isinstance(doc, dict) and "payload" in doc:
-            schema = doc.get("schema")        # the envelope form (schemas.enable=true)
-            doc = doc["payload"]
-        if isinstance(doc, dict):
-            yield where, doc, schema
-
-
-# Kinds of the decoder's own reading of an embedded field → catalog type names (TIME64 and
-# TIMESTAMP take their fraction digits from the unit, DECIMAL its precision and scale).
-_KIND_TYPE_NAME = {BOOL: "BOOLEAN", INT8: "TINYINT", INT16: "SMALLINT", INT32: "INTEGER",
-                   INT64: "BIGINT", FLOAT32: "REAL", FLOAT64: "DOUBLE", STRING: "VARCHAR",
-                   BINARY: "VARBINARY", DATE32: "DATE", TIMESTAMP_TZ: "TIMESTAMP WITH TIME ZONE",
-                   DECTEXT: "DECFLOAT"}
-
-
-def _connect_type_name(field_schema: dict) -> str:
-    """The catalog type name of one Kafka Connect field schema of an embedded envelope
-    schema: the type the decoder gives the field when no catalog has its table."""
-    # the decoder's reading itself, so a catalog built here decodes the same values (the
-    # import is late: cdcfast.formats imports this module)
-    from .formats.debezium import MS, NS, US, field_encoding
-    enc, _, ctype = field_encoding(field_schema)
-    if ctype.kind == DECIMAL:
-        return f"DECIMAL({ctype.precision},{ctype.scale})"
-    if ctype.kind in (TIME64, TIMESTAMP):
-        digits = {MS: 3, US: 6, NS: 9}[enc]
-        return f"{'TIME' if ctype.kind == TIME64 else 'TIMESTAMP'}({digits})"
-    return _KIND_TYPE_NAME[ctype.kind]
-
-
-def _debezium_embedded_table(payload: dict, schema) -> Table | None:
-    """The table a data change event's embedded schema describes, or None when the message
-    is no such event or carries no row schema."""
-    if "status" in payload or payload.get("op") in (None, "m"):
-        return None
-    source = payload.get("source")
-    if not isinstance(source, dict):
-        return None
-    tname, sname = source.get("table"), source.get("schema")
-    if not isinstance(tname, str) or not tname:
-        return None                           # the decoder's corrupt record, not a table
-    sname = sname if isinstance(sname, str) and sname else None
-    from .formats.debezium import image_fields
-    fields = image_fields(schema)
-    if fields is None:
-        return None
-    cols, seen = [], set()
-    for fs in fields:
-        if fs["field"] in seen:
-            continue                          # the decoder reads the first one
-        seen.add(fs["field"])
-        cols.append(Column(fs["field"], parse_type(_connect_type_name(fs)),
-                           fs.get("optional", True) is not False))
-    return Table(sname, tname, tuple(cols))
-
-
-def _json_documents(messages):
-    """(where, parsed document) of messages given as a stream (bytes/str), one dict, or an
-    iterable of messages."""
-    if isinstance(messages, (bytes, bytearray, memoryview, str)):
-        return _json_stream(messages)
-    if isinstance(messages, dict):
-        return [("message #0", messages)]
-    return _json_items(messages)
-
-
-def _json_items(messages):
-    for i, m in enumerate(messages):
-        where = f"message #{i}"
-        if m is None or isinstance(m, dict):
-            yield where, m
-            continue
-        if isinstance(m, (bytes, bytearray, memoryview)):
-            try:
-                m = bytes(m).decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{where} is not UTF-8 JSON: {e}") from None
-        if not isinstance(m, str):
-            raise TypeError(f"{where} is a {type(m).__name__}, not bytes, str or dict")
-        if not m.strip():
-            continue
-        try:
-            yield where, json.loads(m)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{where} is not valid JSON: {e}") from None
-
-
-def _json_stream(data):
-    """JSON documents separated by whitespace (NDJSON or pretty-printed) in one text."""
-    if not isinstance(data, str):
-        try:
-            data = bytes(data).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"the message stream is not UTF-8 JSON: {e}") from None
-    decoder = json.JSONDecoder()
-    ws = re.compile(r"\s*")
-    pos, n, k = 0, len(data), 0
-    last, offset = 0, 0          # byte offset of `pos`, counted incrementally (UTF-8)
-    while True:
-        pos = ws.match(data, pos).end()
-        if pos >= n:
-            return
-        offset += len(data[last:pos].encode("utf-8"))
-        last = pos
-        where = f"document #{k} (byte {offset} of the stream)"
-        try:
-            doc, end = decoder.raw_decode(data, pos)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{where} is not valid JSON: {e}") from None
-        yield where, doc
-        pos, k = end, k + 1
-
-
-def _split_table_id(text: str) -> list[str]:
-    """``"A"."B.C"`` → ["A", "B.C"]; ``A.B`` → ["A", "B"]; ``""`` inside quotes is a quote."""
-    parts, i, n = [], 0, len(text)
-    while True:
-        if i < n and text[i] == '"':
-            buf, i = [], i + 1
-            while i < n:
-                if text[i] == '"':
-                    if i + 1 < n and text[i + 1] == '"':
-                        buf.append('"')
-                        i += 2
-                        continue
-                    i += 1
-                    break
-                buf.append(text[i])
-                i += 1
-            else:
-                raise ValueError(f"unterminated quote in table id {text!r}")
-            parts.append("".join(buf))
-            if i < n and text[i] != ".":
-                raise ValueError(f"unexpected {text[i]!r} after a quoted part of table id "
-                                 f"{text!r}")
-        else:
-            j = text.find(".", i)
-            j = n if j < 0 else j
-            parts.append(text[i:j])
-            i = j
-        if i >= n:
-            return parts
-        i += 1   # past the dot
-
-
-def _debezium_table_id(tid, source, at):
-    if isinstance(tid, str) and tid.strip():
-        try:
-            parts = _split_table_id(tid.strip())
-        except ValueError as e:
-            raise ValueError(f"{at}: {e}") from None
-        if not parts[-1]:
-            raise ValueError(f"{at}: table id {tid!r} names no table")
-        schema = parts[-2] if len(parts) >= 2 else None
-        return schema or None, parts[-1]
-    table = source.get("table")
-    if not isinstance(table, str) or not table:
-        raise ValueError(f"{at} names no table (no 'id', no source.table)")
-    schema = source.get("schema")
-    return (schema if isinstance(schema, str) and schema else None), table
-
-
-def _debezium_table(schema, tname, tdef, at) -> Table:
-    name = f"{schema}.{tname}" if schema else tname
-    raw = tdef.get("columns") or []
-    if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
-        raise ValueError(f"{at}: table {name}: 'columns' is not a list of objects")
-    positions = [_int_or_none(c.get("position")) for c in raw]
-    if all(p is not None for p in positions):
-        order = sorted(range(len(raw)), key=positions.__getitem__)   # stable: ties as sent
-        raw = [raw[i] for i in order]
-    cols, seen = [], set()
-    for cd in raw:
-        cname = cd.get("name")
-        if not isinstance(cname, str) or not cname:
-            raise ValueError(f"{at}: table {name}: a column has no name")
-        if cname in seen:
-            raise ValueError(f"{at}: table {name}: column {cname} is listed twice")
-        seen.add(cname)
-        optional = cd.get("optional")
-        cols.append(Column(cname, parse_type(_debezium_type_name(cd)),
-                           True if optional is None else bool(optional)))
-    key = []
-    pk = tdef.get("primaryKeyColumnNames")
-    for k in pk if isinstance(pk, list) else ():
-        if isinstance(k, str) and k in seen and k not in key:
-            key.append(k)
-    return Table(schema, tname, tuple(cols), tuple(key))
-
-
-# -- Qlik Replicate metadata messages (SPEC §5.5) -------------------------------------------
-# Replicate data type → catalog type name; sized ones take the column's `length`.
-_QLIK_PLAIN = {
-    "INT1": "TINYINT", "INT2": "SMALLINT", "UINT1": "SMALLINT", "INT4": "INTEGER",
-    "UINT2": "INTEGER", "INT8": "BIGINT", "UINT4": "BIGINT", "UINT8": "DECIMAL(20,0)",
-    "REAL4": "REAL", "REAL8": "DOUBLE", "CLOB": "CLOB", "NCLOB": "NCLOB", "BLOB": "BLOB",
-    "DATE": "DATE", "BOOLEAN": "BOOLEAN",
-}
-_QLIK_SIZED = {"STRING": "VARCHAR", "WSTRING": "NVARCHAR2", "BYTES": "VARBINARY"}
-_QLIK_FRACTION = {"TIME": "TIME", "DATETIME": "TIMESTAMP"}
-
-
-class QlikBadMetadata(ValueError):
-    """A metadata message that cannot be read: the field's key path under the message body,
-    and what is wrong with its value (`value` None: the field is missing or null)."""
-
-    def __init__(self, path: tuple, reason: str, value=None):
-        super().__init__(f"{'.'.join(path)}: {reason}")
-        self.path, self.reason, self.value = path, reason, value
-
-
-@dataclass(frozen=True)
-class QlikMetadata:
-    """What one metadata message says: its schemaId (None when it has none), the table it
-    describes, and that table's definition (None without a tableStructure)."""
-    schema_id: str | None
-    schema: str | None
-    table: str
-    definition: Table | None
-
-
-def qlik_metadata(body: dict) -> QlikMetadata:
-    """Read one metadata message body (the Kafka envelope's ``message``, or the Pub/Sub
-    document itself); raises QlikBadMetadata. Shared by Catalog.from_qlik and the decoders,
-    so that a metadata message met in a data stream types its table as the catalog would."""
-    lineage = body.get("lineage")
-    if not isinstance(lineage, dict):
-        raise QlikBadMetadata(("lineage",), "is not an object", lineage)
-    table = lineage.get("table")
-    if type(table) is not str or not table or not utf8_text(table):   # a JSON string's text
-        raise QlikBadMetadata(("lineage", "table"), "is not a table name", table or None)
-    schema = lineage.get("schema")
-    schema = schema if type(schema) is str and schema and utf8_text(schema) else None
-    sid = body.get("schemaId")
-    if sid is not None:
-        if isinstance(sid, bool) or not isinstance(sid, (str, int)):
-            raise QlikBadMetadata(("schemaId",), "is not a string", sid)
-        sid = str(sid)
-    structure = body.get("tableStructure")
-    if structure is None:
-        return QlikMetadata(sid, schema, table, None)
-    if not isinstance(structure, dict):
-        raise QlikBadMetadata(("tableStructure",), "is not an object", structure)
-    columns = structure.get("tableColumns")
-    if not isinstance(columns, dict):
-        raise QlikBadMetadata(("tableStructure", "tableColumns"), "is not an object", columns)
-    return QlikMetadata(sid, schema, table, _qlik_table(schema, table, columns))
-
-
-def _qlik_table(schema, table, columns: dict) -> Table:
-    items = list(columns.items())
-    for name, cd in items:
-        if not isinstance(cd, dict):
-            raise QlikBadMetadata(("tableStructure", "tableColumns", name), "is not an object",
-                                  cd)
-        if not name or not utf8_text(name):       # (a lone surrogate names no Arrow field)
-            raise QlikBadMetadata(("tableStructure", "tableColumns"),
-                                  "has a column without a name", columns)
-    ordinals = [_int_or_none(cd.get("ordinal")) for _, cd in items]
-    if all(o is not None for o in ordinals):
-        order = sorted(range(len(items)), key=ordinals.__getitem__)   # stable: ties as sent
-        items = [items[i] for i in order]
-    cols = tuple(Column(name, parse_type(_qlik_type_name(cd))) for name, cd in items)
-    keyed = [(p, name) for name, cd in items
-             if (p := _int_or_none(cd.get("primaryKeyPosition"))) is not None and p > 0]
-    key = tuple(name for _, name in sorted(keyed, key=lambda pk: pk[0]))
-    return Table(schema, table, cols, key)
-
-
 def _qlik_schema_ids(ids, tname: str) -> tuple:
     """A catalog table's `qlik_schema_ids` (absent: none)."""
     if ids is None:
@@ -813,70 +436,3 @@ def _qlik_schema_ids(ids, tname: str) -> tuple:
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
         raise ValueError(f"table {tname}: 'qlik_schema_ids' is not a list of texts")
     return tuple(dict.fromkeys(ids))
-
-
-def utf8_text(text: str) -> bool:
-    """Text without a lone surrogate (from a JSON \\u escape): it can name a table or column."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _qlik_type_name(column: dict) -> str:
-    """The catalog type name of one ``tableColumns`` entry (Catalog.from_qlik)."""
-    t = column.get("type")
-    t = t.strip().upper() if isinstance(t, str) else ""
-    if t in _QLIK_PLAIN:
-        return _QLIK_PLAIN[t]
-    if t in _QLIK_SIZED:
-        n = _int_or_none(column.get("length"))
-        return f"{_QLIK_SIZED[t]}({n})" if n is not None and n > 0 else _QLIK_SIZED[t]
-    if t == "NUMERIC":
-        p = _int_or_none(column.get("precision"))
-        s = _int_or_none(column.get("scale")) or 0
-        if p is None or not 1 <= p <= 38 or not 0 <= s <= p:
-            return "DECFLOAT"                 # beyond decimal128: kept as exact text
-        return f"DECIMAL({p},{s})"
-    if t in _QLIK_FRACTION:
-        s = _int_or_none(column.get("scale"))
-        return f"{_QLIK_FRACTION[t]}({s})" if s is not None and 0 <= s <= 12 \
-            else _QLIK_FRACTION[t]
-    return "VARCHAR"                          # a type the list lacks: the value's text
-
-
-def _qlik_bodies(messages):
-    """Yield (where, body, key path of the body) for each metadata message."""
-    if isinstance(messages, (bytes, bytearray, memoryview, str)):
-        docs = _json_stream(messages)
-    elif isinstance(messages, dict):
-        docs = [("message #0", messages)]
-    else:
-        docs = _json_items(messages)
-    for where, doc in docs:
-        if not isinstance(doc, dict):
-            continue
-        body, prefix = doc, ()
-        if "message" in doc:
-            body, prefix = doc["message"], ("message",)
-            if not isinstance(body, dict):
-                continue
-        if doc.get("type") == "MD" or "tableStructure" in body:
-            yield where, body, prefix
-
-
-# -- OpenLogReplicator schema.columns (SPEC §5.4) -------------------------------------------
-def _olr_definitions(messages):
-    """Yield (where, element index, owner or None, table, columns as sent) for each payload
-    element whose schema names a table and carries columns."""
-    for where, doc in _json_documents(messages):
-        payload = doc.get("payload") if isinstance(doc, dict) else None
-        for j, el in enumerate(payload if isinstance(payload, list) else ()):
-            schema = el.get("schema") if isinstance(el, dict) else None
-            if not isinstance(schema, dict) or schema.get("columns") is None:
-                continue
-            tname, owner = schema.get("table"), schema.get("owner")
-            if isinstance(tname, str) and tname:
-                yield (where, j, owner if isinstance(owner, str) and owner else None, tname,
-                       schema["columns"])

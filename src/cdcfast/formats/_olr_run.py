@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from ..catalog import utf8_text
 from ..errors import show_value
 from ..reference import _jsondoc as ref
+from ._jsonmessages import utf8_text
 from ._jsonrun import (IMG_BEFORE, STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TABLE, KernelRun,
                        token_at)
 from .base import HEADERS, full_name

@@ -4,13 +4,13 @@ batch), and turns its outputs into record batches with the error texts the refer
 (cdcfast/reference/qlik.py; the rules: docs/qlik.md)."""
 from __future__ import annotations
 
-from ..catalog import QlikBadMetadata, qlik_metadata, utf8_text
 from ..reference import _jsondoc as ref
 from ..reference.qlik import LACKS_METADATA, OPERATIONS, TIMESTAMP_FORM, shown
+from ._jsonmessages import utf8_text
 from ._jsonrun import (IMG_BEFORE, STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE, KernelRun,
                        token_at)
 from .base import ALL, HEADERS, full_name
-from .qlik import SOURCE, table_layout
+from .qlik import SOURCE, QlikBadMetadata, qlik_metadata, table_layout
 
 (P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_NOT_INT, P_TIME, P_NOT_HEX,
  P_NOT_OBJECT, P_BOOL, P_TEXT, P_TYPE, P_JSON, P_NOT_DOC, P_MESSAGE, P_UNNAMED,

@@ -2,7 +2,9 @@
 
 Decisions SPEC leaves open are in docs/debezium.md. This module validates options, reads the
 embedded Kafka Connect schemas into table layouts (once per distinct schema, never per
-value), and describes errors; the reference twin is cdcfast/reference/debezium.py.
+value), builds catalogs from schema-change events and embedded schemas (`catalog_from`,
+behind Catalog.from_debezium) and describes errors; the reference twin is
+cdcfast/reference/debezium.py.
 
 A *layout* is what a decoder needs for one table: its columns (name, Arrow type, the type an
 error names) and, per column, how the connector wrote the value (its *encoding*): from the
@@ -15,8 +17,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
-                       INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, ColumnType, Table)
+                       INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
+                       ColumnType, Table, parse_type)
 from ..envelope import UTC_US
+from ._jsonmessages import documents, int_or_none
 from .base import Format
 
 SOURCE = pa.struct([
@@ -148,6 +152,37 @@ class Debezium(Format):
     DEFAULTS = {"decimal_handling": "precise", "time_precision": "adaptive"}
     source_type = SOURCE
 
+    @classmethod
+    def catalog_from(cls, messages) -> Catalog:
+        """The tables of Debezium schema-change events and of the schemas embedded in data
+        change events (Catalog.from_debezium, whose docstring gives the rules)."""
+        tables: dict[str, Table] = {}   # by Table.name, in order of first definition
+        for where, payload, schema in _debezium_payloads(messages):
+            changes = payload.get("tableChanges")
+            if changes is None:
+                t = _debezium_embedded_table(payload, schema)
+                if t is not None and t.name not in tables:
+                    tables[t.name] = t
+                continue
+            if not isinstance(changes, list):
+                raise ValueError(f"{where}: 'tableChanges' is not a list")
+            source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
+            for j, change in enumerate(changes):
+                at = f"{where}, tableChanges[{j}]"
+                if not isinstance(change, dict):
+                    raise ValueError(f"{at} is not an object")
+                schema, tname = _debezium_table_id(change.get("id"), source, at)
+                name = f"{schema}.{tname}" if schema else tname
+                if str(change.get("type") or "").upper() == "DROP":
+                    tables.pop(name, None)
+                    continue
+                tdef = change.get("table")
+                if not isinstance(tdef, dict):
+                    continue
+                # An ALTER replaces the definition in place (dict order: first definition).
+                tables[name] = _debezium_table(schema, tname, tdef, at)
+        return Catalog(list(tables.values()))
+
     def __init__(self, catalog, **options):
         super().__init__(catalog, **options)
         o = self.options
@@ -264,3 +299,179 @@ def split_points(data, step: int) -> list:
         target = at + 1 + step
     cuts.append(n)
     return cuts
+
+
+# -- Debezium schema-change events (SPEC §5.3, seed "Schema change topic") ----------------
+# java.sql.Types code → catalog type name. Sized types take the column's `length`.
+_JDBC_PLAIN = {
+    4: "INTEGER", -5: "BIGINT", 5: "SMALLINT", -6: "SMALLINT",   # TINYINT → int16 (SPEC §5.3)
+    8: "DOUBLE", 7: "REAL", 6: "DOUBLE",                          # FLOAT → float64
+    -1: "LONG VARCHAR", -16: "NVARCHAR2", 2005: "CLOB", 2011: "NCLOB", 2009: "XML",
+    91: "DATE", 2013: "VARCHAR",                                  # TIME WITH TIME ZONE: text
+    16: "BOOLEAN", -7: "BOOLEAN", -4: "VARBINARY", 2004: "BLOB",
+}
+_JDBC_SIZED = {1: "CHAR", 12: "VARCHAR", -15: "NCHAR", -9: "NVARCHAR2", -2: "BINARY",
+               -3: "VARBINARY"}
+_JDBC_DECIMAL = {3: "DECIMAL", 2: "NUMERIC"}
+_JDBC_FRACTION = {92: "TIME", 93: "TIMESTAMP", 2014: "TIMESTAMP"}
+
+
+def _debezium_type_name(column: dict) -> str:
+    """The catalog type name for one Debezium ``tableChanges[].table.columns[]`` entry."""
+    code = int_or_none(column.get("jdbcType"))
+    length = int_or_none(column.get("length"))
+    scale = int_or_none(column.get("scale"))
+    if code in _JDBC_PLAIN:
+        return _JDBC_PLAIN[code]
+    if code in _JDBC_SIZED:
+        base = _JDBC_SIZED[code]
+        return f"{base}({length})" if length is not None and length > 0 else base
+    if code in _JDBC_DECIMAL:
+        base = _JDBC_DECIMAL[code]
+        if length is None and not scale:
+            return base                       # the type's default, DECIMAL(5,0)
+        p = 5 if length is None else length
+        s = scale or 0
+        if not 1 <= p <= 38 or not 0 <= s <= p:
+            return "DECFLOAT"                 # beyond decimal128: kept as exact text
+        return f"{base}({p},{s})"
+    if code in _JDBC_FRACTION:
+        base = _JDBC_FRACTION[code]
+        frac = f"({scale})" if scale is not None and 0 <= scale <= 12 else ""
+        return f"{base}{frac} WITH TIME ZONE" if code == 2014 else f"{base}{frac}"
+    return "VARCHAR"                          # OTHER (1111), vendor and unknown types: text
+
+
+def _debezium_payloads(messages):
+    """Yield (where, payload dict, envelope schema or None) for each message that is an
+    object."""
+    for where, doc in documents(messages):
+        schema = None
+        if isinstance(doc, dict) and "payload" in doc:
+            schema = doc.get("schema")        # the envelope form (schemas.enable=true)
+            doc = doc["payload"]
+        if isinstance(doc, dict):
+            yield where, doc, schema
+
+
+# Kinds of the decoder's own reading of an embedded field → catalog type names (TIME64 and
+# TIMESTAMP take their fraction digits from the unit, DECIMAL its precision and scale).
+_KIND_TYPE_NAME = {BOOL: "BOOLEAN", INT8: "TINYINT", INT16: "SMALLINT", INT32: "INTEGER",
+                   INT64: "BIGINT", FLOAT32: "REAL", FLOAT64: "DOUBLE", STRING: "VARCHAR",
+                   BINARY: "VARBINARY", DATE32: "DATE", TIMESTAMP_TZ: "TIMESTAMP WITH TIME ZONE",
+                   DECTEXT: "DECFLOAT"}
+
+
+def _connect_type_name(field_schema: dict) -> str:
+    """The catalog type name of one Kafka Connect field schema of an embedded envelope
+    schema: the type the decoder gives the field when no catalog has its table."""
+    # the decoder's reading itself, so a catalog built here decodes the same values
+    enc, _, ctype = field_encoding(field_schema)
+    if ctype.kind == DECIMAL:
+        return f"DECIMAL({ctype.precision},{ctype.scale})"
+    if ctype.kind in (TIME64, TIMESTAMP):
+        digits = {MS: 3, US: 6, NS: 9}[enc]
+        return f"{'TIME' if ctype.kind == TIME64 else 'TIMESTAMP'}({digits})"
+    return _KIND_TYPE_NAME[ctype.kind]
+
+
+def _debezium_embedded_table(payload: dict, schema) -> Table | None:
+    """The table a data change event's embedded schema describes, or None when the message
+    is no such event or carries no row schema."""
+    if "status" in payload or payload.get("op") in (None, "m"):
+        return None
+    source = payload.get("source")
+    if not isinstance(source, dict):
+        return None
+    tname, sname = source.get("table"), source.get("schema")
+    if not isinstance(tname, str) or not tname:
+        return None                           # the decoder's corrupt record, not a table
+    sname = sname if isinstance(sname, str) and sname else None
+    fields = image_fields(schema)
+    if fields is None:
+        return None
+    cols, seen = [], set()
+    for fs in fields:
+        if fs["field"] in seen:
+            continue                          # the decoder reads the first one
+        seen.add(fs["field"])
+        cols.append(Column(fs["field"], parse_type(_connect_type_name(fs)),
+                           fs.get("optional", True) is not False))
+    return Table(sname, tname, tuple(cols))
+
+
+def _split_table_id(text: str) -> list[str]:
+    """``"A"."B.C"`` → ["A", "B.C"]; ``A.B`` → ["A", "B"]; ``""`` inside quotes is a quote."""
+    parts, i, n = [], 0, len(text)
+    while True:
+        if i < n and text[i] == '"':
+            buf, i = [], i + 1
+            while i < n:
+                if text[i] == '"':
+                    if i + 1 < n and text[i + 1] == '"':
+                        buf.append('"')
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                buf.append(text[i])
+                i += 1
+            else:
+                raise ValueError(f"unterminated quote in table id {text!r}")
+            parts.append("".join(buf))
+            if i < n and text[i] != ".":
+                raise ValueError(f"unexpected {text[i]!r} after a quoted part of table id "
+                                 f"{text!r}")
+        else:
+            j = text.find(".", i)
+            j = n if j < 0 else j
+            parts.append(text[i:j])
+            i = j
+        if i >= n:
+            return parts
+        i += 1   # past the dot
+
+
+def _debezium_table_id(tid, source, at):
+    if isinstance(tid, str) and tid.strip():
+        try:
+            parts = _split_table_id(tid.strip())
+        except ValueError as e:
+            raise ValueError(f"{at}: {e}") from None
+        if not parts[-1]:
+            raise ValueError(f"{at}: table id {tid!r} names no table")
+        schema = parts[-2] if len(parts) >= 2 else None
+        return schema or None, parts[-1]
+    table = source.get("table")
+    if not isinstance(table, str) or not table:
+        raise ValueError(f"{at} names no table (no 'id', no source.table)")
+    schema = source.get("schema")
+    return (schema if isinstance(schema, str) and schema else None), table
+
+
+def _debezium_table(schema, tname, tdef, at) -> Table:
+    name = f"{schema}.{tname}" if schema else tname
+    raw = tdef.get("columns") or []
+    if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
+        raise ValueError(f"{at}: table {name}: 'columns' is not a list of objects")
+    positions = [int_or_none(c.get("position")) for c in raw]
+    if all(p is not None for p in positions):
+        order = sorted(range(len(raw)), key=positions.__getitem__)   # stable: ties as sent
+        raw = [raw[i] for i in order]
+    cols, seen = [], set()
+    for cd in raw:
+        cname = cd.get("name")
+        if not isinstance(cname, str) or not cname:
+            raise ValueError(f"{at}: table {name}: a column has no name")
+        if cname in seen:
+            raise ValueError(f"{at}: table {name}: column {cname} is listed twice")
+        seen.add(cname)
+        optional = cd.get("optional")
+        cols.append(Column(cname, parse_type(_debezium_type_name(cd)),
+                           True if optional is None else bool(optional)))
+    key = []
+    pk = tdef.get("primaryKeyColumnNames")
+    for k in pk if isinstance(pk, list) else ():
+        if isinstance(k, str) and k in seen and k not in key:
+            key.append(k)
+    return Table(schema, tname, tuple(cols), tuple(key))

@@ -1,7 +1,8 @@
 """`olr`: OpenLogReplicator JSON output, Oracle redo (SPEC §5.4).
 
 Decisions SPEC leaves open are in docs/olr.md. This module validates the options, maps the
-writer's `schema.columns` and the catalog onto table layouts, and is what the kernel codes
+writer's `schema.columns` and the catalog onto table layouts, builds catalogs from those
+`schema.columns` (`catalog_from`, behind Catalog.from_olr), and is what the kernel codes
 against; the reference twin is cdcfast/reference/olr.py.
 
 A *layout* is what a decoder needs for one table: its columns (name, type, nullable), fixed
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..catalog import DATE32, STRING, TIMESTAMP, ColumnType, Table, parse_type
+from ..catalog import DATE32, STRING, TIMESTAMP, Catalog, Column, ColumnType, Table, parse_type
+from ._jsonmessages import documents
 from .base import Format, grown_table
 from .debezium import split_points
 
@@ -127,6 +129,26 @@ class Olr(Format):
     DEFAULTS = {"epoch_unit": "auto"}
     source_type = SOURCE
 
+    @classmethod
+    def catalog_from(cls, messages) -> Catalog:
+        """The tables the `schema.columns` of data elements describe (Catalog.from_olr, whose
+        docstring gives the rules)."""
+        tables: dict[str, Table] = {}
+        for where, j, owner, tname, columns in _olr_definitions(messages):
+            name = f"{owner}.{tname}" if owner else tname
+            if not isinstance(columns, list) or not all(
+                    isinstance(c, dict) and isinstance(c.get("name"), str) for c in columns):
+                raise ValueError(f"{where}, payload[{j}]: table {name}: 'columns' is not a "
+                                 "list of objects with a name")
+            cols, seen = [], set()
+            for c in columns:
+                if c["name"] not in seen:
+                    seen.add(c["name"])
+                    cols.append(Column(c["name"], parse_type(type_name(c)),
+                                       c.get("nullable") is not False))
+            tables[name] = Table(owner, tname, tuple(cols))
+        return Catalog(list(tables.values()))
+
     def __init__(self, catalog, **options):
         super().__init__(catalog, **options)
         unit = str(self.options["epoch_unit"]).lower()
@@ -184,3 +206,19 @@ class Olr(Format):
         if len(data) <= step:
             return [0, len(data)]
         return split_points(data, step)
+
+
+# -- OpenLogReplicator schema.columns (SPEC §5.4) -------------------------------------------
+def _olr_definitions(messages):
+    """Yield (where, element index, owner or None, table, columns as sent) for each payload
+    element whose schema names a table and carries columns."""
+    for where, doc in documents(messages):
+        payload = doc.get("payload") if isinstance(doc, dict) else None
+        for j, el in enumerate(payload if isinstance(payload, list) else ()):
+            schema = el.get("schema") if isinstance(el, dict) else None
+            if not isinstance(schema, dict) or schema.get("columns") is None:
+                continue
+            tname, owner = schema.get("table"), schema.get("owner")
+            if isinstance(tname, str) and tname:
+                yield (where, j, owner if isinstance(owner, str) and owner else None, tname,
+                       schema["columns"])

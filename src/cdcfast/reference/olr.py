@@ -17,8 +17,8 @@ import struct
 
 from ..catalog import (BINARY, BOOL, DECIMAL, DECTEXT, FLOAT32, FLOAT64, STRING, TIME64,
                        TIMESTAMP, TIMESTAMP_TZ)
-from ..catalog import utf8_text as encodable
 from ..errors import show_value
+from ..formats._jsonmessages import utf8_text as encodable
 from ..formats.base import ALL, HEADERS, full_name
 from ..formats.olr import SOURCE
 from ._jsondoc import (_INT, _NUMBER, I64, INT_RANGE, Bad, Header, Num, Output, Problem,

@@ -17,11 +17,11 @@ import re
 import struct
 
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, STRING,
-                       TIME64, TIMESTAMP, TIMESTAMP_TZ, QlikBadMetadata, qlik_metadata)
-from ..catalog import utf8_text as encodable
+                       TIME64, TIMESTAMP, TIMESTAMP_TZ)
 from ..errors import DecodeError, show_value
+from ..formats._jsonmessages import utf8_text as encodable
 from ..formats.base import ALL, full_name
-from ..formats.qlik import OPS, SOURCE, table_layout
+from ..formats.qlik import OPS, SOURCE, QlikBadMetadata, qlik_metadata, table_layout
 from ._jsondoc import (_FLOAT_WORDS, _NUMBER, US_PER_DAY, I64, INT_RANGE, Bad, Header, Num,
                        Output, Problem, _days, _dim, _RawText, documents, dups, empty_row,
                        integer, number_parts, rescale, resolve, same, scan_reason)
