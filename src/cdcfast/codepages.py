@@ -7,7 +7,6 @@ delimiter is X'25' in every EBCDIC code page (SPEC §5.1).
 """
 from __future__ import annotations
 
-import codecs
 from functools import lru_cache
 
 EBCDIC = ("cp037", "cp1047", "cp500", "cp1140", "cp273")

@@ -37,7 +37,6 @@ _UTC = dt.timezone.utc
 _CHANGE_TYPE = {"c": "I ", "u": "UB", "d": "D ", "t": "DM", "ddl": "CO", "message": "CM"}
 _U16, _U32 = struct.Struct(">H"), struct.Struct(">I")
 _LOB_KINDS = (K_CLOB, K_DBCLOB, K_BLOB, K_XML)            # u32 length
-_VAR_KINDS = (K_VARCHAR, K_VARGRAPHIC, K_VARBIN)          # u16 length
 _FLOAT32_MAX = 3.4028234663852886e38
 
 

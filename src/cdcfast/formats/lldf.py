@@ -158,7 +158,6 @@ def table_layout(table: Table) -> list[tuple[int, int]]:
 E_SEG_MISSING, E_SEG_ALONE, E_NO_DATA, E_DATA_LEN, E_IMAGE_CUT, E_DATA_REST = range(20, 26)
 E_CHANGE_TYPE, E_HEADER_VALUE = 30, 31            # header field (kept, the field null)
 E_IMAGE_SHORT, E_IMAGE_LONG, E_NULL_BYTE, E_VALUE = 40, 41, 42, 43   # images
-RECORD_LEVEL = range(1, 20)
 
 
 def hex_bytes(raw: bytes, limit: int = 40) -> str:

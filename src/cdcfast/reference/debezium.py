@@ -26,7 +26,6 @@ from ._jsondoc import (_FLOAT_WORDS, _INT, _NUMBER, I64, INT_RANGE, US_PER_DAY, 
                        scaled_text, scan_reason)
 
 DATA_OPS = {"c", "u", "d", "r", "t"}
-CONTROL = {"begin", "commit", "ddl", "message"}
 # -- values -------------------------------------------------------------------------------
 
 def b64(text: str):

@@ -57,7 +57,6 @@ LRSN_WIDTH = 10
 CONTROL_OPS = ("ddl", "message")    # CO, E?, CM, SC: headers() only
 HEAD_NAMES = [name for name, _ in envelope.HEAD]
 LENGTH_U16 = (K_VARCHAR, K_VARGRAPHIC, K_VARBIN)    # u16 length + bytes
-LENGTH_U32 = (K_CLOB, K_DBCLOB, K_BLOB, K_XML)      # u32 length + bytes
 
 
 def u16(data, pos: int) -> int:
