@@ -1,14 +1,16 @@
 """The Python API of SPEC §1: Decoder, decode, decode_tables, headers, read_batches."""
 from __future__ import annotations
 
+import collections
 import os
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import formats
 from .catalog import Catalog
-from .formats.base import ALL, HEADERS, Want, check_mode, new_stats
-from .sources import parts
+from .formats.base import ALL, HEADERS, MESSAGE, Want, check_mode, new_stats
+from .sources import map_file, parts
 
 DECODE_BATCH_ROWS = 1 << 20     # rows per record batch inside a decoded Table
 
@@ -53,6 +55,10 @@ class Decoder:
                              "the data; give a catalog")
         return self._fmt.schema(t)
 
+    def unattributable_schema(self) -> pa.Schema:
+        """The schema of the records no table can be named for (decode_tables' key None)."""
+        return self._fmt.schema(None)
+
     def headers_schema(self) -> pa.Schema:
         from .envelope import headers_schema
         return headers_schema(self._fmt.source_type)
@@ -84,7 +90,7 @@ class Decoder:
             elif self.catalog is not None and len(self.catalog) == 1:
                 table = self.catalog.tables[0].name
             else:
-                return got.get(None) or self._fmt.schema(None).empty_table()
+                return got.get(None) or self.unattributable_schema().empty_table()
         want = Want(self.catalog, table)
         got = self._collect(source, want, True)
         t = self.catalog.get(table) if self.catalog is not None else None
@@ -143,6 +149,122 @@ class Decoder:
                 yield batch
         if not want.matched and (self.catalog is None or self.catalog.get(table) is None):
             raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
+
+    def decode_message_batches(self, batches, table, *, of_all: bool = False,
+                               column: str | None = None, batch_size: int = 65536):
+        """Decode the messages of several Arrow batches as ONE call (a Spark partition, SPEC
+        §6), and yield ``(batch, events, index)`` for every input batch, in order.
+
+        `batches`: an iterable of message arrays (pyarrow binary or string arrays, chunked
+        arrays or lists of messages; one message per element, None for a tombstone), or with
+        `column`, of record batches whose column of that name holds the messages. Each message
+        is an input of its own (seq, byte offsets and an error's message index count from
+        it), while OLR's carry-forward and Qlik's metadata lookup reach across all the
+        messages of all the batches.
+
+        `table`: whose events: without `of_all`, those of that table and the unattributable
+        records, as ``decode(table=…)``; with `of_all`, only what ``decode_tables`` has under
+        the key `table` (None: the unattributable records).
+
+        Yields the input batch as given; its events (a pyarrow.Table, in message order, or
+        None when its messages have none); and ``index``, each event's message index within
+        that batch (an int64 ChunkedArray; None with no events). The batches are read lazily,
+        one at a time: every format decodes a part and hands out all its events before it
+        reads the next part, so an input batch is answered as soon as the decoder asks for
+        the one after it."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if table is None and not of_all:
+            raise ValueError("decode_message_batches needs table=… (or of_all=True)")
+        want = Want(self.catalog, ALL if of_all else table, messages=True)
+        key = table if of_all else want.requested
+        fmt = self._fmt
+        pending = collections.deque()   # (base, input batch, n messages) read, not answered
+        done = [0]              # how many of `pending` had all their events handed out
+
+        def inputs():
+            base = 0
+            for batch in batches:
+                messages = batch if column is None else _column(batch, column)
+                if not isinstance(messages, (pa.Array, pa.ChunkedArray, list, tuple)):
+                    raise TypeError("a batch of messages is a pyarrow binary or string array "
+                                    f"or a list of messages, not {type(messages).__name__}")
+                got = list(parts(messages))
+                n = sum(p.count for p in got)
+                pending.append((base, batch, n))
+                for p in got:
+                    p.base += base
+                    yield p
+                done[0] = len(pending)          # its events are all out (see above)
+                base += n
+
+        got = []                # event batches of `key` not yet handed to their input batch
+
+        def answer(upto):
+            nonlocal got
+            events = fmt.table_of(got) if got else None
+            while len(pending) and upto > 0:
+                base, batch, n = pending.popleft()
+                upto -= 1
+                done[0] -= 1
+                mine = None
+                if events is not None and events.num_rows:
+                    index = events.column(MESSAGE)
+                    inside = pc.less(index, base + n)
+                    mine = events.filter(inside)
+                    events = events.filter(pc.invert(inside))
+                    mine = mine.set_column(mine.schema.get_field_index(MESSAGE), MESSAGE,
+                                           pc.subtract(mine.column(MESSAGE), base)) \
+                        if mine.num_rows else None
+                if mine is None:
+                    yield batch, None, None
+                else:
+                    mine = fmt.finish_table(mine)
+                    yield batch, mine.drop_columns([MESSAGE]), mine.column(MESSAGE)
+            got = events.to_batches() if events is not None and events.num_rows else []
+
+        stats = new_stats()
+        self.last_stats = stats
+        for k, b in fmt.batches(inputs(), want, True, batch_size, self.mode, stats,
+                                self._native):
+            if k == key and b.num_rows:
+                got.append(b)
+            if done[0]:
+                yield from answer(done[0])
+        yield from answer(len(pending))
+        if got:     # every format hands out a part's events before it reads the next one
+            raise RuntimeError("cdcfast: events left over after their input batch was answered")
+
+    # -- files -----------------------------------------------------------------------------
+    def split_points(self, data, step: int) -> list:
+        """Offsets where a stream (bytes-like, e.g. a memory-mapped file) can be cut into
+        inputs of their own, at record starts about `step` bytes apart, 0 and len(data)
+        included; [0, len(data)] where the format's framing cannot tell."""
+        return self._fmt.split_points(data, step, self._native)
+
+    def file_pieces(self, path, split_bytes: int) -> list:
+        """(start, end) byte ranges of a file: the whole file, or for a file bigger than
+        `split_bytes`, pieces cut at record starts (split_points) where the framing can
+        find them."""
+        size = os.path.getsize(path)
+        if size <= split_bytes:
+            return [(0, size)]
+        points = self.split_points(map_file(path), split_bytes)
+        return list(zip(points, points[1:]))
+
+    def read_piece(self, path, start: int, end: int, table: str | None = None,
+                   batch_size: int = 65536):
+        """read_batches over bytes start:end of a file (memory-mapped): a piece is an input of
+        its own, seq and byte offsets count from its start."""
+        yield from self.read_batches(memoryview(map_file(path))[start:end], table, batch_size)
+
+
+def _column(batch, name: str):
+    """The column `name` of a record batch (or table)."""
+    i = batch.schema.get_field_index(name)
+    if i < 0:
+        raise KeyError(f"the input has no (single) column {name!r}")
+    return batch.column(i)
 
 
 def functions(cls):

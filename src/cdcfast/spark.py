@@ -21,7 +21,6 @@ carry-forward and Qlik's metadata lookup reach across its Arrow batches (SPEC §
 """
 from __future__ import annotations
 
-import collections
 import functools
 import glob as _glob
 import json
@@ -32,7 +31,6 @@ import pyarrow.compute as pc
 
 from .api import Decoder
 from .formats import get as format_class
-from .formats.base import MESSAGE, Want
 
 __all__ = ["decode", "decode_tables", "map_in_arrow", "pandas_udf", "spark_schema", "register",
            "DataSourceOptions"]
@@ -158,83 +156,17 @@ def spark_schema(format: str, catalog=None, table: str | None = None, keep=(),
 
 
 # -- a message column: mapInArrow ----------------------------------------------------------------
-def _partition_events(dec: Decoder, want: Want, key, batches, messages_of):
-    """Decode the messages of one partition's input batches as one call, and yield, for every
-    input batch in order, (the batch, the events of output `key` from its messages — a
-    pa.Table whose MESSAGE is the row's index in that batch — or None).
-
-    One call over the partition (SPEC §6): each message is an input of its own for seq,
-    message indexes and byte offsets, while OLR's carry-forward and Qlik's metadata lookup
-    reach across the messages of the whole partition, not only of one Arrow batch. The
-    batches are read lazily, one at a time: every format decodes a part and hands out all
-    its events before it reads the next part, so an input batch is answered as soon as the
-    decoder asks for the one after it."""
-    from .formats.base import new_stats
-    from .sources import _array_part
-    fmt = dec._fmt
-    pending = collections.deque()   # (base, input batch, n messages) read, not yet answered
-    done = [0]              # how many of `pending` had all their events handed out
-
-    def parts():
-        base = 0
-        for batch in batches:
-            messages = messages_of(batch)
-            pending.append((base, batch, len(messages)))
-            yield _array_part(messages, base)
-            done[0] = len(pending)          # its events are all out (see above)
-            base += len(messages)
-
-    got = []                # event batches of `key` not yet handed to their input batch
-
-    def answer(upto):
-        nonlocal got
-        events = fmt.table_of(got) if got else None
-        while len(pending) and upto > 0:
-            base, batch, n = pending.popleft()
-            upto -= 1
-            done[0] -= 1
-            mine = None
-            if events is not None and events.num_rows:
-                index = events.column(MESSAGE)
-                inside = pc.less(index, base + n)
-                mine = events.filter(inside)
-                events = events.filter(pc.invert(inside))
-                mine = mine.set_column(mine.schema.get_field_index(MESSAGE), MESSAGE,
-                                       pc.subtract(mine.column(MESSAGE), base)) \
-                    if mine.num_rows else None
-            yield batch, (fmt.finish_table(mine) if mine is not None else None)
-        got = events.to_batches() if events is not None and events.num_rows else []
-
-    stats = new_stats()
-    for k, b in fmt.batches(parts(), want, True, READ_BATCH_ROWS, dec.mode, stats, dec._native):
-        if k == key and b.num_rows:
-            got.append(b)
-        if done[0]:
-            yield from answer(done[0])
-    yield from answer(len(pending))
-    if got:                                 # every format hands out a part's events before
-        raise RuntimeError(                 # it reads the next part: this cannot happen
-            "cdcfast.spark: events left over after their input batch was answered")
-
-
 def _message_fn(config_json, table, column, keep, target, of_all=False):
     """The function mapInArrow runs: batches of input rows → batches of events (+ keep).
     `of_all`: the output `table` (None: the unattributable records) of decode_tables, not
     decode(table=…), which also holds the unattributable records."""
 
     def fn(batches):
-        # the worker's own ALL (a sentinel object: a pickled copy would not be it)
-        from cdcfast.formats.base import ALL
-        dec = _decoder(config_json)
-        want = Want(dec.catalog, ALL if of_all else table, messages=True)
-        key = table if of_all else want.requested
-        for batch, got in _partition_events(
-                dec, want, key, batches,
-                lambda b: b.column(b.schema.get_field_index(column))):
+        # one call over the partition's batches (SPEC §6)
+        for batch, got, index in _decoder(config_json).decode_message_batches(
+                batches, table, of_all=of_all, column=column, batch_size=READ_BATCH_ROWS):
             if got is None or got.num_rows == 0:
                 continue
-            index = got.column(MESSAGE)
-            got = got.drop_columns([MESSAGE])
             for k in keep:
                 col = batch.column(batch.schema.get_field_index(k))
                 got = got.append_column(k, pc.take(col, index))
@@ -289,7 +221,7 @@ def decode_tables(df, format: str, catalog=None, column: str = "value", keep=(),
     keys = [t.name for t in dec.catalog.tables] + ([None] if dec.mode == "PERMISSIVE" else [])
     out = {}
     for key in keys:
-        arrow = dec.schema(key) if key is not None else dec._fmt.schema(None)
+        arrow = dec.schema(key) if key is not None else dec.unattributable_schema()
         fn, schema = _mapper(config_json, arrow, key, column, keep, df.schema,
                              time_type_enabled(df.sparkSession), of_all=True)
         out[key] = df.mapInArrow(fn, schema)
@@ -316,17 +248,15 @@ def pandas_udf(format: str, catalog=None, table: str | None = None, mode: str = 
     arrow = _exchange_schema(element)
 
     def events(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
-        d = _decoder(config_json)
-        want = Want(d.catalog, name, messages=True)
-        for messages, got in _partition_events(
-                d, want, want.requested, batches,
-                lambda s: pa.array(s, type=pa.binary(), from_pandas=True)):
+        arrays = (pa.array(s, type=pa.binary(), from_pandas=True) for s in batches)
+        for messages, got, index in _decoder(config_json).decode_message_batches(
+                arrays, name, batch_size=READ_BATCH_ROWS):
             n = len(messages)
             if got is None:
                 yield pd.Series([[] for _ in range(n)])
                 continue
-            index = got.column(MESSAGE).to_numpy()
-            got = got.drop_columns([MESSAGE]).cast(arrow)
+            index = index.to_numpy()
+            got = got.cast(arrow)
             # events are in message order: the offsets of each message's run of events
             offsets = pa.array(_offsets(index, n), pa.int32())
             structs = got.to_struct_array().combine_chunks()
@@ -407,23 +337,14 @@ def list_files(paths, missing_ok: bool = False) -> list:
 def file_pieces(config_json: str, path: str, split_bytes: int) -> list:
     """(path, start, end) pieces of a file: the whole file, or for a file bigger than
     split_bytes, pieces cut at record starts where the format's framing can find them."""
-    size = os.path.getsize(path)
-    if size <= split_bytes:
-        return [(path, 0, size)]
-    from .sources import map_file
-    dec = _decoder(config_json)
-    points = dec._fmt.split_points(map_file(path), split_bytes, dec._native)
-    return [(path, a, b) for a, b in zip(points, points[1:])]
+    return [(path, a, b) for a, b in _decoder(config_json).file_pieces(path, split_bytes)]
 
 
 def _read_piece(config_json: str, table: str, piece, batch_rows: int, target: pa.Schema):
     """One piece's events of `table`, batch by batch (the file is memory-mapped; a piece is
     an input of its own: seq and byte offsets count from its start)."""
-    from .sources import map_file
     path, start, end = piece
-    dec = _decoder(config_json)
-    for batch in dec.read_batches(memoryview(map_file(path))[start:end], table=table,
-                                  batch_size=batch_rows):
+    for batch in _decoder(config_json).read_piece(path, start, end, table, batch_rows):
         yield _to_spark(batch, target)
 
 
