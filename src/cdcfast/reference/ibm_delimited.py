@@ -4,7 +4,7 @@ This is the slow per-record parser that the native kernel replaces, and the orac
 is tested against: it is written from docs/ibm-delimited.md alone, for clarity — a character
 loop splits records into fields, `int()`, `decimal.Decimal`, `float()` and `datetime` convert
 the values, `codepages.decode_bytes` decodes text — and it yields the same batches as the
-native path (`_NativeRun` in cdcfast/formats/ibm_delimited.py): same output keys, schemas, row
+native path (`_NativeRun` in cdcfast/formats/_ibm_run.py): same output keys, schemas, row
 order, values, `_error` texts, `_corrupt_record` bytes and statistics.
 
 Each `Part` of the source is decoded on its own: record ordinals (`seq`), message indexes and
