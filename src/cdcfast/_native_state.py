@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import warnings
 
+from .formats import native_modules
+
 # every kernel a decoder runs (a format whose kernel is missing would otherwise fail); not
 # _json nor _masks, which no decoder imports: _json is the JSON scanner's test entry points
 # (tests/test_json_scan.py), _masks the hex-mask kernel of _hexmask.h as a column function
 # for its tests and benchmark (tests/test_qlik_masks.py, bench/test_bench_masks.py,
 # cdcfast.bench.qlik); _qlik reads the masks through _hexmask.h itself
-MODULES = ("_arrow", "_ibm", "_lldf", "_debezium", "_rows", "_walk", "_olr", "_qlik")
+MODULES = native_modules()        # the union of the registered formats' NATIVE
 
 try:
     for _name in MODULES:

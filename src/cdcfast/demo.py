@@ -16,12 +16,18 @@ import tempfile
 import threading
 import time
 
-# (format, what it is, file suffix, rows by default: about 12 MB at table_width 20)
-FORMATS = (("ibm-delimited", "IBM Q Replication delimited", "del", 20_000),
-           ("lldf", "BMC Log Master LLDF (EBCDIC, binary)", "lldf", 18_000),
-           ("debezium", "Debezium JSON (Db2 connector)", "json", 8_000),
-           ("olr", "OpenLogReplicator JSON (Oracle)", "json", 21_000),
-           ("qlik", "Qlik Replicate JSON (Kafka)", "json", 7_500))
+# rows of each format's sample by default: about 12 MB at table_width 20
+ROWS = {"ibm-delimited": 20_000, "lldf": 18_000, "debezium": 8_000, "olr": 21_000,
+        "qlik": 7_500}
+
+
+def _formats():
+    from .formats import get, names
+    return tuple((name, get(name).TITLE, get(name).EXTENSION, ROWS[name]) for name in names())
+
+
+# (format, what it is, file suffix, rows by default), every registered format in registry order
+FORMATS = _formats()
 FILES = 4               # the Spark input: one partition per file
 TABLE_WIDTH = 20
 SEED = 1

@@ -2,22 +2,26 @@
 
 Each format module offers ``encode(events, catalog=None, **options) -> bytes``,
 ``generate(rows, …) -> (data, catalog)`` and ``events(rows, …) -> (list of dicts, catalog)``;
-this module finds it by the format's name.
+this module finds it by the format's name: the registry's format declares it (``ENCODER``).
 """
 from __future__ import annotations
 
 import importlib
 
-_MODULES = {"ibm-delimited": "ibm_delimited", "lldf": "lldf", "debezium": "debezium",
-            "olr": "olr", "qlik": "qlik"}
+
+def _modules() -> dict:
+    """format name -> its encoder module's name here (each format's ENCODER)."""
+    from ..formats import get, names
+    return {name: get(name).ENCODER for name in names()}
 
 
 def _module(format):
+    modules = _modules()
     try:
-        name = _MODULES[format]
+        name = modules[format]
     except KeyError:
         raise ValueError(f"no encoder for format {format!r}; "
-                         f"known: {', '.join(sorted(_MODULES))}") from None
+                         f"known: {', '.join(sorted(modules))}") from None
     return importlib.import_module(f"{__name__}.{name}")
 
 

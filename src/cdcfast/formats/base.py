@@ -208,11 +208,24 @@ def _pad(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
 
 
 class Format:
-    """The interface of a format module (see module docstring)."""
+    """The interface of a format module (see module docstring), and what the rest of the
+    package asks of a format: every list of formats (the encoders, the native kernels, the
+    demo's samples, Spark's catalog advice) derives from these declarations through the
+    registry (cdcfast.formats; tests/test_registry.py)."""
     name: str = ""
     DEFAULTS: dict = {}
     HELP: dict = {}             # option -> one line of meaning (`cdcfast formats`, the docs)
     SUMMARY: str = ""           # what the format is, in one line
+    # declared by every format (no default):
+    TITLE: str                  # a short display name (`cdcfast demo`)
+    EXTENSION: str              # the suffix of a file of its messages, without the dot
+    NATIVE: tuple               # the extension modules (cdcfast.<name>) its native decoder runs
+    ENCODER: str                # its encoder and generator: the module cdcfast.encode.<ENCODER>
+    # where the format's own messages can describe its tables: how to build the catalog Spark
+    # needs (the end of Spark's "needs a catalog" error; "" where they cannot)
+    CATALOG_ADVICE: str = ""
+    # where they can, a classmethod (messages) -> Catalog (behind Catalog.from_<name>)
+    catalog_from = None
 
     @classmethod
     def option_docs(cls) -> list:

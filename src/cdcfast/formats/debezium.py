@@ -151,6 +151,18 @@ class Debezium(Format):
     }
     DEFAULTS = {"decimal_handling": "precise", "time_precision": "adaptive"}
     source_type = SOURCE
+    TITLE = "Debezium JSON (Db2 connector)"
+    EXTENSION = "json"
+    NATIVE = ("_debezium", "_arrow")
+    ENCODER = "debezium"
+    # Debezium's embedded schemas (schemas.enable=true) do describe a table, but only once a
+    # message of it has been read, and Spark must know the schema before it reads anything
+    CATALOG_ADVICE = (" (a Debezium table's embedded schema is only known once one of its "
+                      "messages is read): build one from a sample of messages, schema-change "
+                      "events or messages written with schemas.enable=true, with "
+                      "cdcfast.Catalog.from_debezium(messages), and pass it as catalog=…; for "
+                      "the data source, write it with Catalog.save(path) and give "
+                      ".option(\"catalog\", path)")
 
     @classmethod
     def catalog_from(cls, messages) -> Catalog:

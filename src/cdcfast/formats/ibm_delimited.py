@@ -58,6 +58,10 @@ class IbmDelimited(Format):
                 "decimal_char": ".", "encoding": "utf-8", "hex_encoding": None,
                 "source_tz": "UTC"}
     source_type = SOURCE
+    TITLE = "IBM Q Replication delimited"
+    EXTENSION = "del"
+    NATIVE = ("_ibm", "_arrow")
+    ENCODER = "ibm_delimited"
 
     def __init__(self, catalog, **options):
         super().__init__(catalog, **options)

@@ -349,6 +349,10 @@ class Lldf(Format):
     DEFAULTS = {"framing": "auto", "encoding": "cp037", "float_format": "hfp",
                 "order": "input", "source_tz": "UTC"}
     source_type = SOURCE
+    TITLE = "BMC Log Master LLDF (EBCDIC, binary)"
+    EXTENSION = "lldf"
+    NATIVE = ("_lldf", "_arrow")
+    ENCODER = "lldf"
     ENCODINGS = ("cp037", "cp1047", "cp500", "cp1140", "cp273", "latin-1", "ascii")
 
     def __init__(self, catalog, **options):

@@ -128,6 +128,16 @@ class Olr(Format):
     }
     DEFAULTS = {"epoch_unit": "auto"}
     source_type = SOURCE
+    TITLE = "OpenLogReplicator JSON (Oracle)"
+    EXTENSION = "json"
+    NATIVE = ("_olr", "_walk", "_rows", "_arrow")
+    ENCODER = "olr"
+    # OLR's schema.columns describe a table only once one of its messages is read
+    CATALOG_ADVICE = (": build one from a sample of messages written with schema.columns (the "
+                      "writer's schema format \"full\") with cdcfast.Catalog.from_olr(messages), "
+                      "or write one from the tables' DDL, and pass it as catalog=…; for the data "
+                      "source, write it with Catalog.save(path) and give "
+                      ".option(\"catalog\", path)")
 
     @classmethod
     def catalog_from(cls, messages) -> Catalog:

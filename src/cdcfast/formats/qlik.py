@@ -72,6 +72,15 @@ class Qlik(Format):
     SUMMARY = "Qlik Replicate data messages, Kafka envelope or Pub/Sub form"
     DEFAULTS: dict = {}
     source_type = SOURCE
+    TITLE = "Qlik Replicate JSON (Kafka)"
+    EXTENSION = "json"
+    NATIVE = ("_qlik", "_walk", "_rows", "_arrow")
+    ENCODER = "qlik"
+    # Qlik's metadata messages describe a table, but they are messages of the input too
+    CATALOG_ADVICE = (": build one from Qlik Replicate's metadata messages (type MD) with "
+                      "cdcfast.Catalog.from_qlik(messages), and pass it as catalog=…; for the "
+                      "data source, write it with Catalog.save(path) and give "
+                      ".option(\"catalog\", path)")
 
     @classmethod
     def catalog_from(cls, messages) -> Catalog:
