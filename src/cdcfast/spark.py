@@ -50,34 +50,12 @@ def _config(format, catalog, mode, options) -> str:
                       sort_keys=True)
 
 
-# Where a format can describe its tables itself, how to turn that into the catalog Spark needs.
-_CATALOG_ADVICE = {
-    # Debezium's embedded schemas (schemas.enable=true) do describe a table, but only once a
-    # message of it has been read, and Spark must know the schema before it reads anything
-    "debezium": (" (a Debezium table's embedded schema is only known once one of its messages "
-                 "is read): build one from a sample of messages, schema-change events or "
-                 "messages written with schemas.enable=true, with "
-                 "cdcfast.Catalog.from_debezium(messages), and pass it as catalog=…; for the "
-                 "data source, write it with Catalog.save(path) and give "
-                 ".option(\"catalog\", path)"),
-    # OLR's schema.columns describe a table only once one of its messages is read
-    "olr": (": build one from a sample of messages written with schema.columns (the writer's "
-            "schema format \"full\") with cdcfast.Catalog.from_olr(messages), or write one "
-            "from the tables' DDL, and pass it as catalog=…; for the data source, write it with "
-            "Catalog.save(path) and give .option(\"catalog\", path)"),
-    # Qlik's metadata messages describe a table, but they are messages of the input too
-    "qlik": (": build one from Qlik Replicate's metadata messages (type MD) with "
-             "cdcfast.Catalog.from_qlik(messages), and pass it as catalog=…; for the data "
-             "source, write it with Catalog.save(path) and give .option(\"catalog\", path)"),
-}
-
-
 def _table_of(dec: Decoder, table):
     """The catalog table a Spark result is for: `table`, or the catalog's only one."""
     if dec.catalog is None:
         raise ValueError("Spark needs a catalog: without one a table's columns depend on the "
                          "data, and Spark must know the schema before it reads"
-                         + _CATALOG_ADVICE.get(dec.format, ""))
+                         + format_class(dec.format).CATALOG_ADVICE)
     if table is None:
         if len(dec.catalog) != 1:
             raise ValueError("give table=… (the catalog holds "
