@@ -20,7 +20,7 @@ import pytest
 import cdcfast
 from cdcfast import Catalog
 from cdcfast import spark as cs
-from cdcfast.formats.debezium import split_points
+from cdcfast.formats._jsonmessages import split_points
 
 pytest.importorskip("pyspark")
 

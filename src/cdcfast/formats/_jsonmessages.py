@@ -1,6 +1,7 @@
-"""What the JSON formats' catalog builders share (`catalog_from` of debezium, olr and qlik,
-behind Catalog.from_debezium / from_olr / from_qlik): their messages as parsed documents, a
-JSON integer, and whether a text can name a table or column."""
+"""What the JSON formats (debezium, olr, qlik) share outside their kernels: their catalog
+builders' messages as parsed documents (`catalog_from`, behind Catalog.from_debezium /
+from_olr / from_qlik), a JSON integer, whether a text can name a table or column, and where a
+stream of documents can be cut (`split_points`)."""
 from __future__ import annotations
 
 import json
@@ -82,3 +83,39 @@ def utf8_text(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+# -- cutting a stream of documents (Spark splits big files) ----------------------------------
+def find(data, sub: bytes, start: int) -> int:
+    """`data.find(sub, start)` for bytes, mmap and memoryview alike (a memoryview is searched
+    a window at a time)."""
+    if hasattr(data, "find"):
+        return data.find(sub, start)
+    mv = memoryview(data)
+    n = len(mv)
+    window = 1 << 20
+    while start < n:
+        stop = min(n, start + window + len(sub) - 1)
+        at = bytes(mv[start:stop]).find(sub)
+        if at >= 0:
+            return start + at
+        start += window
+    return -1
+
+
+def split_points(data, step: int) -> list:
+    """Offsets where a stream can be cut, about `step` bytes apart, 0 and len(data) included:
+    line starts that open an object (a newline then `{`), which never fall inside a
+    document (docs/debezium.md, "Inputs and framing")."""
+    n = len(data)
+    step = max(1, int(step))
+    cuts = [0]
+    target = step
+    while target < n:
+        at = find(data, b"\n{", target - 1)
+        if at < 0:
+            break
+        cuts.append(at + 1)
+        target = at + 1 + step
+    cuts.append(n)
+    return cuts

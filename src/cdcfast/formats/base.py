@@ -207,6 +207,14 @@ def _pad(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
+def resolve(target: str):
+    """The function a "package.module:function" names, imported on first use (how a format
+    reaches its decoders and its twin's helpers without a static import back)."""
+    import importlib
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 class Format:
     """The interface of a format module (see module docstring), and what the rest of the
     package asks of a format: every list of formats (the encoders, the native kernels, the
@@ -277,10 +285,17 @@ class Format:
     def schema(self, table: Table | None, ncols: int = 0) -> pa.Schema:
         return envelope.schema(self.columns(table, ncols), self.source_type)
 
+    # the format's two decoders, as "module:function" (each takes the format object, then
+    # parts, want, images, batch_rows, mode, stats): named, not imported, because both import
+    # this module's format — the chain runs one way, runner → format ← reference
+    RUNNER: str = ""            # the native one (formats/_X_run.py: native_batches)
+    REFERENCE: str = ""         # the pure-Python twin (reference/X.py: reference_batches)
+
     def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
                 stats: dict, native: bool):
         """Yield (key, RecordBatch) in input order; raise DecodeError in FAILFAST."""
-        raise NotImplementedError
+        decode = resolve(self.RUNNER if native else self.REFERENCE)
+        return decode(self, parts, want, images, batch_rows, mode, stats)
 
     def table_of(self, batches: list) -> pa.Table:
         """One output's batches as a table (a format whose layouts grow with the data pads

@@ -20,7 +20,7 @@ from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        ColumnType, Table, parse_type)
 from ..envelope import UTC_US
-from ._jsonmessages import documents, int_or_none
+from ._jsonmessages import documents, int_or_none, split_points
 from .base import Format
 
 SOURCE = pa.struct([
@@ -142,6 +142,8 @@ def image_fields(schema) -> list | None:
 
 class Debezium(Format):
     name = "debezium"
+    RUNNER = "cdcfast.formats._dbz_run:native_batches"
+    REFERENCE = "cdcfast.reference.debezium:reference_batches"
     SUMMARY = "Debezium change events, JSON converter (the Db2 connector documented)"
     HELP = {
         "decimal_handling": "without embedded schemas, how the connector wrote DECIMAL: "
@@ -258,15 +260,6 @@ class Debezium(Format):
         return {fs["field"]: field_encoding(fs)[:2] for fs in fields}
 
     # -- decoding --------------------------------------------------------------------------
-    def batches(self, parts, want, images: bool, batch_rows: int, mode: str, stats: dict,
-                native: bool):
-        if native:
-            from ._dbz_run import native_batches
-            yield from native_batches(self, parts, want, images, batch_rows, mode, stats)
-        else:
-            from ..reference.debezium import reference_batches
-            yield from reference_batches(self, parts, want, images, batch_rows, mode, stats)
-
     def split_points(self, data, step: int, native: bool) -> list:
         if len(data) <= step:
             return [0, len(data)]
@@ -276,41 +269,6 @@ class Debezium(Format):
 def _adaptive_unit(p: int) -> int:
     return MS if p <= 3 else US if p <= 6 else NS
 
-
-
-def find(data, sub: bytes, start: int) -> int:
-    """`data.find(sub, start)` for bytes, mmap and memoryview alike (a memoryview is searched
-    a window at a time)."""
-    if hasattr(data, "find"):
-        return data.find(sub, start)
-    mv = memoryview(data)
-    n = len(mv)
-    window = 1 << 20
-    while start < n:
-        stop = min(n, start + window + len(sub) - 1)
-        at = bytes(mv[start:stop]).find(sub)
-        if at >= 0:
-            return start + at
-        start += window
-    return -1
-
-
-def split_points(data, step: int) -> list:
-    """Offsets where a stream can be cut, about `step` bytes apart, 0 and len(data) included:
-    line starts that open an object (a newline then `{`), which never fall inside a
-    document (docs/debezium.md, "Inputs and framing")."""
-    n = len(data)
-    step = max(1, int(step))
-    cuts = [0]
-    target = step
-    while target < n:
-        at = find(data, b"\n{", target - 1)
-        if at < 0:
-            break
-        cuts.append(at + 1)
-        target = at + 1 + step
-    cuts.append(n)
-    return cuts
 
 
 # -- Debezium schema-change events (SPEC §5.3, seed "Schema change topic") ----------------

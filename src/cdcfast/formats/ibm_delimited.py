@@ -13,7 +13,7 @@ from .. import _tz, codepages
 from ..catalog import STRING_TYPE, Column, Table
 from ..envelope import UTC_US
 from ..errors import printable, show_value
-from .base import Format, Want
+from .base import Format
 
 # error codes, shared with the kernel (native/cdcfast/_ibm.pyx)
 E_UNTERMINATED, E_AFTER_CLOSE, E_STRAY_QUOTE, E_TOO_FEW, E_COUNT, E_ODD = 1, 2, 3, 4, 5, 6
@@ -43,6 +43,8 @@ SOURCE = pa.struct([
 
 class IbmDelimited(Format):
     name = "ibm-delimited"
+    RUNNER = "cdcfast.formats._ibm_run:native_batches"
+    REFERENCE = "cdcfast.reference.ibm_delimited:reference_batches"
     SUMMARY = "IBM InfoSphere Q Replication event publishing, delimited messages"
     HELP = {
         "column_delimiter": "the character between fields (not alphanumeric)",
@@ -155,15 +157,6 @@ class IbmDelimited(Format):
         return fname, f"{self.show(raw)} is not {what}"
 
     # -- decoding --------------------------------------------------------------------------
-    def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
-                stats: dict, native: bool):
-        if not native:
-            from ..reference.ibm_delimited import reference_batches
-            yield from reference_batches(self, parts, want, images, batch_rows, mode, stats)
-            return
-        from ._ibm_run import native_batches
-        yield from native_batches(self, parts, want, images, batch_rows, mode, stats)
-
     def split_points(self, data, step: int, native: bool) -> list:
         """Record starts about `step` bytes apart, found by splitting every record (a record
         delimiter inside a string is data); the whole stream without the native kernel."""

@@ -15,7 +15,7 @@ from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, FLOAT32, FLOAT64, INT16, I
                        STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Table)
 from ..envelope import UTC_US
 from ..errors import DecodeError, printable
-from .base import Format, Want
+from .base import Format, Want, resolve
 
 HEADER_MIN = 288
 
@@ -335,6 +335,8 @@ def _chains(be32, be16, starts, ends, blocks: bool) -> np.ndarray:
 
 class Lldf(Format):
     name = "lldf"
+    RUNNER = "cdcfast.formats._lldf_run:native_batches"
+    REFERENCE = "cdcfast.reference.lldf:reference_batches"
     SUMMARY = "BMC AMI Log Master for Db2 logical log data files, LLDF (EBCDIC, binary)"
     HELP = {
         "framing": "auto (found from the first records), raw (records back to back), rdw "
@@ -411,13 +413,8 @@ class Lldf(Format):
     # -- decoding --------------------------------------------------------------------------
     def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
                 stats: dict, native: bool):
-        if not native:
-            from ..reference.lldf import reference_batches
-            gen = reference_batches(self, parts, want, images, batch_rows, mode, stats)
-        else:
-            from ._lldf_run import native_batches
-            gen = native_batches(self, parts, want, images, batch_rows, mode, stats)
-        for key, batch in gen:
+        for key, batch in super().batches(parts, want, images, batch_rows, mode, stats,
+                                          native):
             yield key, self.order_batch(batch)
 
     def framings(self, part) -> np.ndarray:
@@ -432,5 +429,4 @@ class Lldf(Format):
         if native:
             from .. import _lldf
             return _lldf.record_starts(data, framing, step)
-        from ..reference.lldf import record_starts
-        return record_starts(data, framing, step)
+        return resolve("cdcfast.reference.lldf:record_starts")(data, framing, step)

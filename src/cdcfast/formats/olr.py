@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..catalog import DATE32, STRING, TIMESTAMP, Catalog, Column, ColumnType, Table, parse_type
-from ._jsonmessages import documents
+from ._jsonmessages import documents, split_points
 from .base import Format, grown_table
-from .debezium import split_points
 
 SOURCE = pa.struct([
     pa.field("db", pa.string()), pa.field("scn", pa.int64()), pa.field("c_scn", pa.int64()),
@@ -121,6 +120,8 @@ class Layout:
 
 class Olr(Format):
     name = "olr"
+    RUNNER = "cdcfast.formats._olr_run:native_batches"
+    REFERENCE = "cdcfast.reference.olr:reference_batches"
     SUMMARY = "OpenLogReplicator JSON output (Oracle redo log)"
     HELP = {
         "epoch_unit": "the unit of epoch times (tm and DATE/TIMESTAMP values): s, ms, us, ns, "
@@ -200,15 +201,6 @@ class Olr(Format):
         return Layout.of(name, None, [], derived=True)
 
     # -- decoding --------------------------------------------------------------------------
-    def batches(self, parts, want, images: bool, batch_rows: int, mode: str, stats: dict,
-                native: bool):
-        if native:
-            from ._olr_run import native_batches
-            yield from native_batches(self, parts, want, images, batch_rows, mode, stats)
-        else:
-            from ..reference.olr import reference_batches
-            yield from reference_batches(self, parts, want, images, batch_rows, mode, stats)
-
     def table_of(self, batches):
         return grown_table(batches)
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 
 from ..catalog import STRING, Catalog, Column, ColumnType, Table, parse_type
-from ._jsonmessages import documents, int_or_none, utf8_text
+from ._jsonmessages import documents, int_or_none, split_points, utf8_text
 from .base import Format
-from .debezium import split_points
 
 SOURCE = pa.struct([
     pa.field("change_sequence", pa.string()), pa.field("stream_position", pa.string()),
@@ -69,6 +68,8 @@ def table_layout(name: str, table: Table) -> Layout:
 
 class Qlik(Format):
     name = "qlik"
+    RUNNER = "cdcfast.formats._qlik_run:native_batches"
+    REFERENCE = "cdcfast.reference.qlik:reference_batches"
     SUMMARY = "Qlik Replicate data messages, Kafka envelope or Pub/Sub form"
     DEFAULTS: dict = {}
     source_type = SOURCE
@@ -127,15 +128,6 @@ class Qlik(Format):
         return Layout.of(name, None, [], derived=True)
 
     # -- decoding --------------------------------------------------------------------------
-    def batches(self, parts, want, images: bool, batch_rows: int, mode: str, stats: dict,
-                native: bool):
-        if native:
-            from ._qlik_run import native_batches
-            yield from native_batches(self, parts, want, images, batch_rows, mode, stats)
-        else:
-            from ..reference.qlik import reference_batches
-            yield from reference_batches(self, parts, want, images, batch_rows, mode, stats)
-
     def table_of(self, batches: list) -> pa.Table:
         """One output's batches as a table: a derived layout may have grown between them, and
         an earlier batch then gets the later columns as nulls (docs/qlik.md)."""
