@@ -20,7 +20,7 @@ import struct
 
 import pyarrow as pa
 
-from .. import _tz, codepages, envelope
+from .. import codepages, envelope
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ)
 from ..errors import DecodeError
@@ -28,6 +28,8 @@ from ..formats.base import ALL, MESSAGE, apply_mode, full_name
 from ..formats.ibm_delimited import (E_AFTER_CLOSE, E_COUNT, E_DELETE_AFTER, E_HEX,
                                      E_INSERT_BEFORE, E_NOT_NULL, E_ODD, E_STRAY_QUOTE,
                                      E_TEXT, E_TOO_FEW, E_UNTERMINATED, E_VALUE, SOURCE)
+from ._values import (DATE, EPOCH_ORDINAL, TIME, US_PER_DAY, US_PER_SEC, TextTimes, clock_us,
+                      date_days, is_leap)
 
 RECORD = -1                 # the field number of record-level errors ("record")
 HEADER_FIELDS = 12
@@ -37,9 +39,6 @@ OPS = {"ISRT": "c", "REPL": "u", "DLET": "d"}
 HEX_MODE, NULL_MODE = "HEX", "NULL"
 DECFLOAT_SPECIALS = ("nan", "snan", "infinity")     # any case, optional sign
 MAX_NUMBER_TEXT = 319       # float / DECFLOAT / NUMBER text longer than this is an error
-US_PER_SEC = 1_000_000
-US_PER_DAY = 86_400 * US_PER_SEC
-EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DIGITS = re.compile(r"[0-9]+")
@@ -47,12 +46,6 @@ _LSN = re.compile(r"[0-9A-Fa-f]{4}(?::[0-9A-Fa-f]{4})*")
 _HEX = re.compile(r"(?:[0-9A-Fa-f]{2})*")
 _INVALID = re.compile(r"([0-9]{1,4})-?([AB])-(HEX|NULL)")
 _INVALID_PREFIX = "IBM-INVALID-COLUMN-"
-_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
-_CLOCK = r"([0-9]{2})[.:]([0-9]{2})[.:]([0-9]{2})(?:\.([0-9]+))?"
-_TIME = re.compile(_CLOCK)
-_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[- T]" + _CLOCK)
-_TIMESTAMP_TZ = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[- T]" + _CLOCK
-                           + r"(Z|[+-][0-9]{2}:[0-9]{2})?")
 
 
 # -- splitting ----------------------------------------------------------------------------
@@ -171,7 +164,7 @@ def split_message(data: bytes, cd: int, rd: int, sd: int, msg: int = 0) -> list:
 
 # -- values -------------------------------------------------------------------------------
 
-class Converter:
+class Converter(TextTimes):
     """Text → Python values, one function per catalog type (docs/ibm-delimited.md, "Values").
 
     Every function takes a field's unescaped content (bytes in the message's code page) and
@@ -179,21 +172,12 @@ class Converter:
     """
 
     def __init__(self, fmt):
-        self.encoding = fmt.encoding
+        super().__init__(fmt.encoding, fmt.options["source_tz"])
         self.hex_encoding = fmt.options["hex_encoding"]
-        self.tz = fmt.options["source_tz"]
         dc = re.escape(fmt.options["decimal_char"])
         self.dc = fmt.options["decimal_char"]
         self.decimal_re = re.compile(r"([+-]?)([0-9]*)(?:" + dc + r"([0-9]*))?")
         self.float_re = re.compile(r"([+-]?)([0-9]*)(?:" + dc + r"([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
-
-    # text
-    def text(self, raw: bytes):
-        """The content as str in the message's code page; None if it is not text there."""
-        try:
-            return codepages.decode_bytes(raw, self.encoding)
-        except (UnicodeError, ValueError):
-            return None
 
     # header pieces
     def integer(self, raw, lo, hi):
@@ -209,7 +193,7 @@ class Converter:
         date_ok = d is not None and len(d) == 7 and bool(_DIGITS.fullmatch(d))
         if date_ok:
             year, doy = int(d[:4]), int(d[4:])
-            days_in_year = 366 if _is_leap(year) else 365
+            days_in_year = 366 if is_leap(year) else 365
             date_ok = year >= 1 and 1 <= doy <= days_in_year
         time_ok = t is not None and len(t) == 12 and bool(_DIGITS.fullmatch(t))
         if time_ok:
@@ -225,18 +209,6 @@ class Converter:
         if s is None or not _LSN.fullmatch(s):
             return False, None
         return True, bytes.fromhex(s.replace(":", ""))
-
-    def to_utc(self, local_us):
-        """A wall-clock time in `source_tz` → UTC µs (earlier instant when ambiguous)."""
-        if _tz.is_utc(self.tz):
-            return local_us
-        try:
-            return _tz.local_to_utc_us(local_us, self.tz)
-        except OverflowError:       # 24.00.00 of 9999-12-31, or a zone pushing past year 9999
-            zone = _tz.zone(self.tz)
-            clamp = dt.datetime.max if local_us > 0 else dt.datetime.min
-            offset = zone.utcoffset(clamp.replace(fold=0))
-            return local_us - (offset.days * 86400 + offset.seconds) * US_PER_SEC
 
     # values by catalog type
     def value(self, ctype, raw, hex_row=False):
@@ -272,12 +244,12 @@ class Converter:
                 return True, s.lower() == "true"
             return False, None
         if kind == DATE32:
-            days = _date(_DATE.fullmatch(s))
+            days = date_days(DATE.fullmatch(s))
             return (days is not None), (None if days is None else
                                        dt.date.fromordinal(days + EPOCH_ORDINAL))
         if kind == TIME64:
-            m = _TIME.fullmatch(s)
-            clock = _clock(m.group(1), m.group(2), m.group(3), m.group(4)) if m else None
+            m = TIME.fullmatch(s)
+            clock = clock_us(m.group(1), m.group(2), m.group(3), m.group(4)) if m else None
             if clock is None or clock >= US_PER_DAY:      # 24.00.00 is not a TIME
                 return False, None
             return True, clock
@@ -347,60 +319,6 @@ class Converter:
             return False, None
         return True, s.replace(self.dc, ".")
 
-    def timestamp(self, s, with_zone=False):
-        """µs since the epoch (wall clock; UTC with a zone suffix) or None."""
-        m = (_TIMESTAMP_TZ if with_zone else _TIMESTAMP).fullmatch(s)
-        if not m:
-            return None
-        days = _date(m)
-        clock = _clock(m.group(4), m.group(5), m.group(6), m.group(7), allow_24=True)
-        if days is None or clock is None:
-            return None
-        us = days * US_PER_DAY + clock
-        zone = m.group(8) if with_zone else None
-        if zone and zone != "Z":
-            oh, om = int(zone[1:3]), int(zone[4:6])
-            if oh > 23 or om > 59:
-                return None
-            off = (oh * 60 + om) * 60 * US_PER_SEC
-            us = us - off if zone[0] == "+" else us + off
-        return us
-
-
-def _is_leap(y):
-    return (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
-
-
-def _date(m):
-    """Days since 1970-01-01 of a YYYY-MM-DD match (years 0001-9999), or None."""
-    if not m:
-        return None
-    try:
-        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))).toordinal() \
-            - EPOCH_ORDINAL
-    except ValueError:
-        return None
-
-
-def _clock(hh, mm, ss, frac, allow_24=False):
-    """µs of the day of HH, MM, SS and an optional fraction (1-12 digits, truncated); 24.00.00
-    (fraction all zeros) is the end of the day when `allow_24`. None if invalid."""
-    h, mi, s = int(hh), int(mm), int(ss)
-    us = 0
-    if frac is not None:
-        if len(frac) > 12:
-            return None
-        us = int(frac[:6].ljust(6, "0"))
-    if mi > 59 or s > 59:
-        return None
-    if h == 24:
-        if mi or s or (frac is not None and frac.strip("0")):
-            return None
-        # a TIME refuses it (>= one day); a TIMESTAMP reads the next day's midnight
-        return US_PER_DAY
-    if h > 23:
-        return None
-    return ((h * 60 + mi) * 60 + s) * US_PER_SEC + us
 
 
 # -- outputs ------------------------------------------------------------------------------

@@ -49,8 +49,8 @@ from ..formats.lldf import (E_BLOCK_FILL, E_CHANGE_TYPE, E_DATA_LEN, E_DATA_REST
                             OFF_LOGLRSN, OFF_NAME, OFF_NAMELEN, OFF_OWNER, OFF_OWNERLEN,
                             OFF_SEGLEN, OFF_SEGNUM, OFF_TIMESTAMP, OFF_TOTALSEGS, OFF_UORID, OPS,
                             SOURCE, header_what)
-from .ibm_delimited import (_DATE, _TIME, EPOCH_ORDINAL, US_PER_DAY, US_PER_SEC, Converter,
-                            _clock, _date)
+from ._values import (DATE, EPOCH_ORDINAL, TIME, US_PER_DAY, US_PER_SEC, TextTimes, clock_us,
+                      date_days)
 
 OWNER_MAX, NAME_MAX = 8, 18         # TABLEOWNER / TABLENAME widths in the header
 LRSN_WIDTH = 10
@@ -311,17 +311,6 @@ def assemble(data, items):
 
 # -- stage 3a: the header -----------------------------------------------------------------
 
-class TextTimes(Converter):
-    """The ibm-delimited reference's readers that lldf shares — `text`, `timestamp` (the
-    TIMESTAMP [WITH TIME ZONE] text rules) and `to_utc` (a wall clock in `source_tz` → UTC,
-    the earlier instant when ambiguous) — given only what they use: the code page and
-    `source_tz`. (Converter.__init__ is not called: it wants ibm-delimited's options.)"""
-
-    def __init__(self, encoding: str, tz: str):
-        self.encoding = encoding
-        self.tz = tz
-
-
 class Header:
     """What a logical record's header says, decoded (docs/lldf.md, "Header")."""
 
@@ -574,13 +563,13 @@ class ValueReader:
     def clock_text(self, kind, text):
         """DATE / TIME / TIMESTAMP [WITH TIME ZONE] text, read as ibm-delimited reads it."""
         if kind == K_DATE:
-            days = _date(_DATE.fullmatch(text))
+            days = date_days(DATE.fullmatch(text))
             if days is None:
                 return False, None
             return True, dt.date.fromordinal(days + EPOCH_ORDINAL)
         if kind == K_TIME:
-            m = _TIME.fullmatch(text)
-            clock = _clock(m.group(1), m.group(2), m.group(3), m.group(4)) if m else None
+            m = TIME.fullmatch(text)
+            clock = clock_us(m.group(1), m.group(2), m.group(3), m.group(4)) if m else None
             if clock is None or clock >= US_PER_DAY:     # 24.00.00 is not a TIME
                 return False, None
             return True, clock
