@@ -14,6 +14,21 @@ WORDS = ("Smith", "Doe", "Green", "order", "ACME Corp", "delivery", "back door",
          "call first", "Zurich", "Lyon", "N/A", "42", "x", "Main St.", "rush", "gift", "ok")
 STATUS = ("NEW", "OPEN", "PICKED", "SHIPPED", "CLOSED", "RETURNED", "HOLD")
 
+# The Db2 tables of ibm-delimited and lldf: columns after the INTEGER key, cycled to reach
+# table_width: (name, Db2 type, nullable).
+DB2_COLUMNS = (
+    ("CUSTOMER_NAME", "VARCHAR(40)", True), ("AMOUNT", "DECIMAL(11,2)", True),
+    ("ORDER_DATE", "DATE", True), ("CREATED_TS", "TIMESTAMP", False),
+    ("STATUS", "CHAR(8)", True), ("QUANTITY", "SMALLINT", True), ("LINE_SEQ", "BIGINT", True),
+    ("DISCOUNT_RATE", "DOUBLE", True), ("SHIP_TIME", "TIME", True),
+    ("NOTES", "VARCHAR(200)", True), ("CUSTOMER_ID", "INTEGER", True),
+    ("REGION_NO", "DECIMAL(5,0)", True), ("WEIGHT_KG", "REAL", True),
+    ("TRACKING_ID", "VARCHAR(16) FOR BIT DATA", True), ("UPDATED_TS", "TIMESTAMP(3)", True),
+    ("PRIORITY", "CHAR(1)", True), ("BALANCE", "DECIMAL(31,8)", True),
+    ("EVENT_TSZ", "TIMESTAMP WITH TIME ZONE", True), ("GIFT_WRAP", "BOOLEAN", True),
+)
+DB2_INTL = "éüßñ中文€"       # their international characters, kept only where the code page has them
+
 FRESH_ROWS = 5000        # up to this many rows every record is freshly random; beyond, the
 #                          first FRESH_ROWS rows are the pool whose transactions are re-sampled
 

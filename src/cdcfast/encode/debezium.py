@@ -22,22 +22,18 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import decimal
 import json
-import math
 import random
-import struct
 from json.encoder import encode_basestring as _jstr   # the C escaper, non-ASCII kept as is
 
-from ._plan import LiveRows, char_maker, decimal_maker, double_maker, integer_maker, \
-    message_range, nullable_maker, plan, random_change, text_maker
+from ._plan import LiveRows, char_maker, decimal_maker, double_maker, float32, integer_maker, \
+    message_range, nullable_maker, plan, random_change, text_maker, truncate_us
+from ._tables import DATA_OPS, infer_tables
+from ._text import EPOCH_ORDINAL, UTC, double_text, float32_text, scaled_text, unscaled, wall_us
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
-                       ColumnType, Table, parse_type)
+                       Table, parse_type)
 
-_UTC = dt.timezone.utc
-_EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
-_DATA_OPS = ("c", "u", "d", "r", "t", "m")
 _COUNTED_OPS = ("c", "u", "d", "r", "t")        # what an END's event_count counts
 _DECIMAL_HANDLING = ("precise", "string", "double")
 _TIME_PRECISION = ("adaptive", "adaptive_time_microseconds", "connect")
@@ -70,7 +66,7 @@ def encode(events, catalog=None, schemas=False, decimal_handling="precise",
     events = events.to_pylist() if hasattr(events, "to_pylist") else list(events)
     writer = _Writer(catalog, schemas, decimal_handling, time_precision, transaction, pretty,
                      connector)
-    writer.add_tables(_infer_tables(events, writer.catalog))
+    writer.add_tables(infer_tables(events, writer.catalog))
     docs = list(map(writer.document, events))
     if messages:
         return [d.encode("utf-8") for d in docs]
@@ -108,12 +104,12 @@ class _Writer:
         op = ev.get("op")
         if op == "message":      # a decoded `m` event (SPEC §5.3)
             op = "m"
-        if op in _DATA_OPS:
+        if op in DATA_OPS:
             return self._change(ev, op)
         if op in ("begin", "commit"):
             return self._control(ev, op)
         raise ValueError(f"cannot write an event with op {op!r}; expected one of "
-                         f"{', '.join(_DATA_OPS)}, begin, commit")
+                         f"{', '.join(DATA_OPS)}, begin, commit")
 
     def _change(self, ev, op):
         schema, table = ev.get("schema"), ev.get("table")
@@ -215,7 +211,7 @@ class _Writer:
         if t is int:
             return str(value)
         if t is float:
-            return _double_text(value)
+            return double_text(value)
         if t is dict:
             items = [(_jstr(str(k)), v) for k, v in value.items()]
             if not items:
@@ -438,20 +434,20 @@ def _formatter(ctype, decimal_handling, time_precision, column):
     if kind == DECIMAL:
         s = ctype.scale
         if decimal_handling == "precise":
-            return lambda v: '"' + _decimal_base64(_unscaled(v, s)) + '"'
+            return lambda v: '"' + _decimal_base64(unscaled(v, s)) + '"'
         if decimal_handling == "string":
-            return lambda v: '"' + _scaled_text(_unscaled(v, s), s) + '"'
-        return lambda v: _scaled_text(_unscaled(v, s), s)    # exact text, never a float
+            return lambda v: '"' + scaled_text(unscaled(v, s), s) + '"'
+        return lambda v: scaled_text(unscaled(v, s), s)    # exact text, never a float
     if kind == DECTEXT:
         return lambda v: _jstr(str(v))
     if kind == FLOAT64:
-        return lambda v: _double_text(float(v))
+        return lambda v: double_text(float(v))
     if kind == FLOAT32:
-        return lambda v: _float32_text(float(v))
+        return lambda v: float32_text(float(v))
     if kind == BINARY:
         return lambda v: '"' + base64.b64encode(bytes(v)).decode("ascii") + '"'
     if kind == DATE32:
-        return lambda v: str(v.toordinal() - _EPOCH_ORDINAL)
+        return lambda v: str(v.toordinal() - EPOCH_ORDINAL)
     if kind == TIME64:
         unit = _time_unit(p, time_precision)
         if unit == "ms":
@@ -462,10 +458,10 @@ def _formatter(ctype, decimal_handling, time_precision, column):
     if kind == TIMESTAMP:
         unit = _timestamp_unit(p, time_precision)
         if unit == "ms":
-            return lambda v: str(_wall_us(v) // 1000)
+            return lambda v: str(wall_us(v) // 1000)
         if unit == "us":
-            return lambda v: str(_wall_us(v))
-        return lambda v: str(_wall_us(v) * 1000 + getattr(v, "nanosecond", 0))
+            return lambda v: str(wall_us(v))
+        return lambda v: str(wall_us(v) * 1000 + getattr(v, "nanosecond", 0))
     if kind == TIMESTAMP_TZ:
         return _zoned_text
     raise ValueError(f"column {column}: cannot write type {ctype.name}")
@@ -490,17 +486,8 @@ def _epoch_us_utc(t):
     if t is None:
         return None
     if t.tzinfo is not None:
-        t = t.astimezone(_UTC).replace(tzinfo=None)
-    return _wall_us(t)
-
-
-def _wall_us(v):
-    """A TIMESTAMP value -> µs since 1970-01-01 of its wall clock, as Debezium writes a
-    zone-less timestamp (seed "Timestamp types"); an aware value is taken in UTC."""
-    if v.tzinfo is not None:
-        v = v.astimezone(_UTC)
-    return (((v.toordinal() - _EPOCH_ORDINAL) * 86400 + v.hour * 3600 + v.minute * 60
-             + v.second) * 1000000 + v.microsecond)
+        t = t.astimezone(UTC).replace(tzinfo=None)
+    return wall_us(t)
 
 
 def _day_us(v):
@@ -511,35 +498,11 @@ def _zoned_text(v):
     """ZonedTimestamp text: ISO-8601 in UTC with `Z`, fraction digits only as needed
     (Debezium's ISO_OFFSET_DATE_TIME: `2023-11-30T12:34:56Z`, `…56.1Z`)."""
     if v.tzinfo is not None:
-        v = v.astimezone(_UTC)
+        v = v.astimezone(UTC)
     ns = v.microsecond * 1000 + getattr(v, "nanosecond", 0)
     frac = "." + f"{ns:09d}".rstrip("0") if ns else ""
     return (f'"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:'
             f'{v.second:02d}{frac}Z"')
-
-
-def _as_decimal(v):
-    if isinstance(v, decimal.Decimal):
-        return v
-    return decimal.Decimal(v if isinstance(v, (int, str)) else repr(float(v)))
-
-
-def _unscaled(v, scale):
-    """The exact unscaled integer of ``v`` at ``scale`` (digits past the scale must be zeros:
-    nothing is rounded)."""
-    d = _as_decimal(v)
-    if not d.is_finite():
-        raise ValueError("a DECIMAL must be finite")
-    sign, digits, exp = d.as_tuple()
-    n = int("".join(map(str, digits))) if digits else 0
-    shift = exp + scale
-    if shift >= 0:
-        n *= 10 ** shift
-    else:
-        n, rest = divmod(n, 10 ** -shift)
-        if rest:
-            raise ValueError(f"more fraction digits than the scale {scale}")
-    return -n if sign else n
 
 
 def _decimal_base64(n):
@@ -547,41 +510,6 @@ def _decimal_base64(n):
     the sign, as Java's BigInteger.toByteArray (at least 1 byte)."""
     size = (n if n >= 0 else ~n).bit_length() // 8 + 1
     return base64.b64encode(n.to_bytes(size, "big", signed=True)).decode("ascii")
-
-
-def _scaled_text(n, scale):
-    """The plain decimal text of unscaled ``n`` at ``scale`` (BigDecimal.toPlainString)."""
-    if scale == 0:
-        return str(n)
-    digits = str(abs(n)).rjust(scale + 1, "0")
-    return ("-" if n < 0 else "") + digits[:-scale] + "." + digits[-scale:]
-
-
-def _double_text(x):
-    """Shortest round-trip text; JSON has no NaN/infinity, so those are the strings the
-    decoder reads back (docs/debezium.md)."""
-    if math.isfinite(x):
-        return repr(x)
-    return '"NaN"' if x != x else '"Infinity"' if x > 0 else '"-Infinity"'
-
-
-def _f32(x):
-    return struct.unpack("f", struct.pack("f", x))[0]
-
-
-def _float32_text(x):
-    """The shortest text that reads back as the same float32 (0.1f is `0.1`)."""
-    try:
-        f = _f32(x)
-    except OverflowError:
-        f = math.copysign(math.inf, x)
-    if not math.isfinite(f):
-        return _double_text(f)
-    for digits in range(1, 10):     # 9 significant digits always suffice for a float32
-        y = float(f"{f:.{digits}g}")
-        if _f32(y) == f:
-            return repr(y)
-    return repr(f)
 
 
 def _lsn_text(pos):
@@ -594,66 +522,6 @@ def _lsn_text(pos):
     if not h:
         raise ValueError("an empty position has no LSN text")
     return ":".join(g for g in (h[:8], h[8:16], h[16:]) if g)
-
-
-def _infer_tables(events, catalog) -> dict:
-    """Tables the catalog lacks, typed from their values: str VARCHAR, bool BOOLEAN, int
-    BIGINT, float DOUBLE, Decimal DECIMAL (largest scale seen), bytes VARBINARY, aware datetime
-    TIMESTAMP WITH TIME ZONE, naive datetime TIMESTAMP(6), date DATE, time TIME(6); all null:
-    VARCHAR. Columns in the order first met."""
-    found = {}
-    for ev in events:
-        if ev.get("op") not in _DATA_OPS or not ev.get("table"):
-            continue
-        schema, table = ev.get("schema"), ev.get("table")
-        name = f"{schema}.{table}" if schema else table
-        if catalog is not None and catalog.get(name) is not None:
-            continue
-        cols = found.setdefault(name, (schema, table, {}))[2]
-        for image in (ev.get("before"), ev.get("after")):
-            for col, v in (image or {}).items():
-                info = cols.setdefault(col, [None, 0, 0])
-                if v is None:
-                    continue
-                if info[0] is None:
-                    info[0] = _python_kind(v)
-                if isinstance(v, decimal.Decimal) and v.is_finite():
-                    _, digits, exp = v.as_tuple()
-                    info[1] = max(info[1], -exp)
-                    info[2] = max(info[2], len(digits) + exp)
-    out = {}
-    for name, (schema, table, cols) in found.items():
-        columns = []
-        for col, (type_text, scale, whole) in cols.items():
-            if type_text == "DECIMAL":
-                p = max(1, whole + scale)
-                ctype = ColumnType(f"DECIMAL({p},{scale})", "DECIMAL", DECIMAL, precision=p,
-                                   scale=scale)
-            else:
-                ctype = parse_type(type_text or "VARCHAR")
-            columns.append(Column(col, ctype))
-        out[name] = Table(schema, table, tuple(columns))
-    return out
-
-
-def _python_kind(v):
-    if isinstance(v, bool):
-        return "BOOLEAN"
-    if isinstance(v, int):
-        return "BIGINT"
-    if isinstance(v, float):
-        return "DOUBLE"
-    if isinstance(v, decimal.Decimal):
-        return "DECIMAL"
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return "VARBINARY"
-    if isinstance(v, dt.datetime):
-        return "TIMESTAMP WITH TIME ZONE" if v.tzinfo is not None else "TIMESTAMP(6)"
-    if isinstance(v, dt.date):
-        return "DATE"
-    if isinstance(v, dt.time):
-        return "TIME(6)"
-    return "VARCHAR"
 
 
 # -- generating ----------------------------------------------------------------------------
@@ -783,7 +651,7 @@ class _Generator:
         self.makers = {t.name: [self._maker(c) for c in t.columns] for t in self.tables}
         self.rows = LiveRows(rng, self.makers)
         self.lsn = (0x1E36 << 64) | 0x4A1B4         # 16 bytes, as the real 2.6.2 sample's
-        self.clock = dt.datetime(2025, 1, 14, 23, 46, 21, 548533, tzinfo=_UTC)
+        self.clock = dt.datetime(2025, 1, 14, 23, 46, 21, 548533, tzinfo=UTC)
         self.processed = self.clock                 # the connector's processing time
         self.snapshot_left = min(100, rows // 50)    # a few snapshot reads open the stream
         self.snapshot_lsn = None
@@ -901,7 +769,7 @@ class _Generator:
         if kind == FLOAT64:
             return double_maker(r)
         if kind == FLOAT32:
-            return lambda: _f32(round(r.uniform(0, 1000), 3) if r.random() < 0.8
+            return lambda: float32(round(r.uniform(0, 1000), 3) if r.random() < 0.8
                                 else r.uniform(-1, 1) * 10.0 ** r.randint(-30, 30))
         if kind == BOOL:
             return lambda: r.random() < 0.5
@@ -911,11 +779,11 @@ class _Generator:
             return lambda: dt.date(1940, 1, 1) + dt.timedelta(days=r.randint(0, 34698))
         if kind == TIME64:
             return lambda: dt.time(r.randint(0, 23), r.randint(0, 59), r.randint(0, 59),
-                                   _truncate_us(r.randint(0, 999999), p))
+                                   truncate_us(r.randint(0, 999999), p))
         if kind == TIMESTAMP_TZ:
-            base = dt.datetime(2000, 1, 1, tzinfo=_UTC)
+            base = dt.datetime(2000, 1, 1, tzinfo=UTC)
             return lambda: base + dt.timedelta(
-                seconds=r.randint(0, 10 ** 9), microseconds=_truncate_us(r.randint(0, 999999), p))
+                seconds=r.randint(0, 10 ** 9), microseconds=truncate_us(r.randint(0, 999999), p))
         if kind == TIMESTAMP:    # from 1965: a few before the epoch
             base = dt.datetime(1965, 1, 1)
             if p > 6:
@@ -930,10 +798,5 @@ class _Generator:
                 return nanos
             return lambda: base + dt.timedelta(
                 seconds=r.randint(0, 2 * 10 ** 9),
-                microseconds=_truncate_us(r.randint(0, 999999), p))
+                microseconds=truncate_us(r.randint(0, 999999), p))
         raise ValueError(f"no generator for {ctype.name}")
-
-
-def _truncate_us(us, precision):
-    """Drop the digits a TIME(p)/TIMESTAMP(p) column cannot hold, so values round-trip."""
-    return us - us % 10 ** (6 - precision) if precision < 6 else us

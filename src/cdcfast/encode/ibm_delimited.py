@@ -7,21 +7,20 @@ the Python values behind a generated stream so tests can compare decoded values 
 """
 from __future__ import annotations
 
-import codecs
 import datetime as dt
-import decimal
 import math
 import random
 import struct
 from zoneinfo import ZoneInfo
 
-from ._plan import STATUS as _STATUS, WORDS as _WORDS, decimal_maker, double_maker, \
-    integer_maker, message_range, nullable_maker, plan
+from ._plan import DB2_COLUMNS, DB2_INTL, STATUS, WORDS, decimal_maker, double_maker, \
+    integer_maker, message_range, nullable_maker, plan, truncate_us
+from ._text import UTC, aware, as_decimal, commit_text, encodable, fraction, text_encoder, \
+    timestamp_text
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        Table, parse_type)
 
-_UTC = dt.timezone.utc
 _SOURCE_OP = {"c": "ISRT", "u": "REPL", "d": "DLET"}
 
 
@@ -44,17 +43,6 @@ def encode(events, catalog=None, column_delimiter=",", record_delimiter="\n",
     return writer.to_bytes("".join(map(writer.record, events)))
 
 
-def _text_encoder(encoding):
-    """str -> bytes in ``encoding``. Python lacks cp1047, so code pages it does not know come
-    from cdcfast.codepages (imported only then: it is the decoder side's table)."""
-    try:
-        name = codecs.lookup(encoding).name
-    except LookupError:
-        from ..codepages import encode_text
-        return lambda text: encode_text(text, encoding)
-    return lambda text: text.encode(name)
-
-
 class _Writer:
     """Builds record text; value formatters are chosen once per table column, not per value."""
 
@@ -67,9 +55,9 @@ class _Writer:
             raise ValueError("the four delimiters must all differ (the reader could not split)")
         self.cd, self.q, self.dc = column_delimiter, string_delimiter, decimal_char
         self.end = (column_delimiter if trailing_delimiter else "") + record_delimiter
-        self.tz = _UTC if source_tz.upper() == "UTC" else ZoneInfo(source_tz)
+        self.tz = UTC if source_tz.upper() == "UTC" else ZoneInfo(source_tz)
         self.catalog = Catalog.coerce(catalog)
-        self.to_bytes = _text_encoder(encoding)
+        self.to_bytes = text_encoder(encoding)
         self._layouts = {}   # table name -> (column names, formatters), from the catalog
 
     def quote(self, value) -> str:
@@ -89,7 +77,7 @@ class _Writer:
 
         put = src.get("put_ts")
         if put is not None:
-            put = _aware(put).astimezone(self.tz)
+            put = aware(put).astimezone(self.tz)
         fields = [
             opt(src.get("type", 10), str),
             opt(src.get("identifier", "IBM"), quote),
@@ -101,7 +89,7 @@ class _Writer:
             quote(source_op),
             opt(ev.get("txid"), quote),
             opt(ev.get("commit_pos"), lambda p: quote(_lsn_text(p))),
-            opt(ev.get("commit_ts"), lambda t: quote(_commit_text(_aware(t).astimezone(self.tz)))),
+            opt(ev.get("commit_ts"), lambda t: quote(commit_text(aware(t).astimezone(self.tz)))),
             opt(src.get("plan_name"), quote),
             opt(src.get("segment", 0), lambda s: f"{int(s):04d}"),
         ]
@@ -142,7 +130,7 @@ class _Writer:
             return lambda v: "1" if v else "0"
         if kind == DECIMAL:      # exactly `scale` digits, never through a float
             fmt = f".{ctype.scale}f"
-            return lambda v: format(_as_decimal(v), fmt).replace(".", dc)
+            return lambda v: format(as_decimal(v), fmt).replace(".", dc)
         if kind == DECTEXT:      # DECFLOAT is numeric, so unquoted like every number (vendor)
             return lambda v: str(v).replace(".", dc)
         if kind == FLOAT64:
@@ -155,17 +143,12 @@ class _Writer:
             return lambda v: quote(f"{v.year:04d}-{v.month:02d}-{v.day:02d}")
         if kind == TIME64:       # Db2 TIME has no fraction; others write one only when set
             return lambda v: quote(f"{v.hour:02d}.{v.minute:02d}.{v.second:02d}"
-                                   + (_fraction(v.microsecond, p) if v.microsecond else ""))
+                                   + (fraction(v.microsecond, p) if v.microsecond else ""))
         if kind == TIMESTAMP:
-            return lambda v: quote(_timestamp_text(v, p))
+            return lambda v: quote(timestamp_text(v, p))
         if kind == TIMESTAMP_TZ:
-            return lambda v: quote(_timestamp_text(_aware(v).astimezone(_UTC), p) + "+00:00")
+            return lambda v: quote(timestamp_text(aware(v).astimezone(UTC), p) + "+00:00")
         raise ValueError(f"cannot write type {ctype.name}")
-
-
-def _aware(t):
-    """Envelope times are UTC; a naive one is taken as UTC, as pyarrow's own tz-less view."""
-    return t.replace(tzinfo=_UTC) if t.tzinfo is None else t
 
 
 def _lsn_text(pos):
@@ -176,28 +159,6 @@ def _lsn_text(pos):
     if len(pos) % 2:
         raise ValueError(f"commit_pos has {len(pos)} bytes; the text form needs 2 per group")
     return ":".join(pos[i:i + 2].hex() for i in range(0, len(pos), 2))
-
-
-def _commit_text(t):
-    # The vendor's 19-character YYYY-MM-DD-HH.mm.ss: sub-second digits are not sent.
-    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}-{t.hour:02d}.{t.minute:02d}.{t.second:02d}"
-
-
-def _timestamp_text(t, precision):
-    return _commit_text(t) + _fraction(t.microsecond, precision)
-
-
-def _fraction(microsecond, precision):
-    """`precision` fraction digits: microseconds padded with zeros past 6, cut below 6."""
-    if precision == 0:
-        return ""
-    return "." + f"{microsecond:06d}".ljust(precision, "0")[:precision]
-
-
-def _as_decimal(v):
-    if isinstance(v, decimal.Decimal):
-        return v
-    return decimal.Decimal(v if isinstance(v, (int, str)) else repr(float(v)))
 
 
 def _float_text(x):
@@ -220,21 +181,6 @@ def _float32_text(x):
 
 
 # -- generating ----------------------------------------------------------------------------
-
-
-# Columns after the INTEGER key, cycled to reach table_width: (name, Db2 type, nullable).
-_COLUMNS = (
-    ("CUSTOMER_NAME", "VARCHAR(40)", True), ("AMOUNT", "DECIMAL(11,2)", True),
-    ("ORDER_DATE", "DATE", True), ("CREATED_TS", "TIMESTAMP", False),
-    ("STATUS", "CHAR(8)", True), ("QUANTITY", "SMALLINT", True), ("LINE_SEQ", "BIGINT", True),
-    ("DISCOUNT_RATE", "DOUBLE", True), ("SHIP_TIME", "TIME", True),
-    ("NOTES", "VARCHAR(200)", True), ("CUSTOMER_ID", "INTEGER", True),
-    ("REGION_NO", "DECIMAL(5,0)", True), ("WEIGHT_KG", "REAL", True),
-    ("TRACKING_ID", "VARCHAR(16) FOR BIT DATA", True), ("UPDATED_TS", "TIMESTAMP(3)", True),
-    ("PRIORITY", "CHAR(1)", True), ("BALANCE", "DECIMAL(31,8)", True),
-    ("EVENT_TSZ", "TIMESTAMP WITH TIME ZONE", True), ("GIFT_WRAP", "BOOLEAN", True),
-)
-_INTL = "éüßñ中文€"       # kept only where the code page has them
 
 
 def generate(rows, table_width=20, tables=1, seed=0, messages=False, records_per_message=(1, 4),
@@ -286,8 +232,8 @@ def _catalog(table_width, tables):
         raise ValueError("table_width and tables must be at least 1")
     cols = [Column("ORDER_ID", parse_type("INTEGER"), nullable=False)]
     for i in range(table_width - 1):
-        name, type_text, nullable = _COLUMNS[i % len(_COLUMNS)]
-        lap = i // len(_COLUMNS)
+        name, type_text, nullable = DB2_COLUMNS[i % len(DB2_COLUMNS)]
+        lap = i // len(DB2_COLUMNS)
         cols.append(Column(f"{name}_{lap + 1}" if lap else name, parse_type(type_text), nullable))
     return Catalog([Table("SALES", f"ORDERS_{t}", tuple(cols), ("ORDER_ID",))
                     for t in range(tables)])
@@ -310,17 +256,17 @@ class _Generator:
     def __init__(self, catalog, rng, opts, line_per_record=False):
         self.rng = rng
         self.tables = list(catalog)
-        to_bytes = _text_encoder(opts["encoding"])
+        to_bytes = text_encoder(opts["encoding"])
         # Data that stresses the splitter: the delimiters themselves inside strings.
         self.specials = (opts["column_delimiter"], opts["string_delimiter"],
                          " " if line_per_record else opts["record_delimiter"])
-        self.intl = [c for c in _INTL if _encodable(to_bytes, c)]
+        self.intl = [c for c in DB2_INTL if encodable(to_bytes, c)]
         self.makers = {t.name: [self._maker(c) for c in t.columns] for t in self.tables}
         self.live = {t.name: ([], {}) for t in self.tables}   # keys in a list, key -> row
         self.next_key = {t.name: 1 for t in self.tables}
         self.txid = 0x03884642
         self.lsn = 0x0271000c
-        self.clock = dt.datetime(2024, 6, 12, 8, 0, 0, tzinfo=_UTC)
+        self.clock = dt.datetime(2024, 6, 12, 8, 0, 0, tzinfo=UTC)
 
     def transaction(self, left, lo, hi):
         """One transaction of at most ``left`` records: a list of messages (lists of events)
@@ -393,7 +339,7 @@ class _Generator:
             n = ctype.length or 1     # CHAR is blank-padded to its length
             if n <= 2:
                 return lambda: r.choice("YNABCX").ljust(n)
-            return lambda: r.choice(_STATUS).ljust(n)[:n]
+            return lambda: r.choice(STATUS).ljust(n)[:n]
         if kind == STRING:
             return lambda: self._text(ctype.length or 40)
         if kind in (INT8, INT16, INT32, INT64):
@@ -412,12 +358,12 @@ class _Generator:
             return lambda: dt.date(1990, 1, 1) + dt.timedelta(days=r.randint(0, 15000))
         if kind == TIME64:
             return lambda: dt.time(r.randint(0, 23), r.randint(0, 59), r.randint(0, 59),
-                                   _truncate_us(r.randint(0, 999999), p))
+                                   truncate_us(r.randint(0, 999999), p))
         if kind in (TIMESTAMP, TIMESTAMP_TZ):
-            tz = _UTC if kind == TIMESTAMP_TZ else None
+            tz = UTC if kind == TIMESTAMP_TZ else None
             base = dt.datetime(2000, 1, 1, tzinfo=tz)
             return lambda: base + dt.timedelta(
-                seconds=r.randint(0, 10 ** 9), microseconds=_truncate_us(r.randint(0, 999999), p))
+                seconds=r.randint(0, 10 ** 9), microseconds=truncate_us(r.randint(0, 999999), p))
         raise ValueError(f"no generator for {ctype.name}")
 
     def _text(self, length):
@@ -437,19 +383,7 @@ class _Generator:
             elif x < 0.16 and self.intl:
                 piece = r.choice(self.intl)
             else:
-                piece = r.choice(_WORDS) + " "
+                piece = r.choice(WORDS) + " "
             parts.append(piece)
             size += len(piece)
         return "".join(parts)[:target]
-
-
-def _truncate_us(us, precision):
-    """Drop the digits a TIME(p)/TIMESTAMP(p) column cannot hold, so values round-trip."""
-    return us - us % 10 ** (6 - precision) if precision < 6 else us
-
-
-def _encodable(to_bytes, char):
-    try:
-        return len(to_bytes(char)) > 0
-    except (UnicodeError, ValueError):
-        return False

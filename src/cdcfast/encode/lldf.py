@@ -28,10 +28,9 @@ from ..formats.lldf import (H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_TS, H_YN, 
                             OFF_CHANGE_TYPE, OFF_COMMIT_TS, OFF_COMMITLRSN, OFF_LENGTH,
                             OFF_LOGLRSN, OFF_NAME, OFF_NAMELEN, OFF_OWNER, OFF_OWNERLEN,
                             OFF_SEGLEN, OFF_TIMESTAMP, OFF_UORID, OPS, SOURCE, Lldf, layout)
-from ._plan import decimal_maker, double_maker, integer_maker, message_range, nullable_maker, \
-    plan
-from .ibm_delimited import (_COLUMNS, _INTL, _STATUS, _WORDS, _as_decimal, _aware,
-                            _encodable, _text_encoder, _timestamp_text, _truncate_us)
+from ._plan import DB2_COLUMNS, DB2_INTL, STATUS, WORDS, decimal_maker, double_maker, \
+    integer_maker, message_range, nullable_maker, plan, truncate_us
+from ._text import as_decimal, aware, encodable, text_encoder, timestamp_text
 
 _UTC = dt.timezone.utc
 _CHANGE_TYPE = {"c": "I ", "u": "UB", "d": "D ", "t": "DM", "ddl": "CO", "message": "CM"}
@@ -83,7 +82,7 @@ class _Writer:
         if block_bytes < 8:
             raise ValueError(f"block_bytes must hold a BDW and an RDW (8), not {block_bytes}")
         self.catalog = Catalog.coerce(catalog)
-        self.to_bytes = _text_encoder(enc)
+        self.to_bytes = text_encoder(enc)
         self.blank = self.to_bytes(" ")
         self.tz = _tz.zone(source_tz)
         self.segment_bytes = segment_bytes
@@ -261,7 +260,7 @@ class _Writer:
             return lambda v: text(f"{v.hour:02d}.{v.minute:02d}.{v.second:02d}")
         p = ctype.precision
         if kind == K_TS:
-            return lambda v: text(_timestamp_text(v, p))
+            return lambda v: text(timestamp_text(v, p))
         if kind == K_TSZ:
             return lambda v: text(_tsz_text(v, p))
         raise AssertionError(f"no writer for layout {kind}")
@@ -344,7 +343,7 @@ class _Writer:
         wall clock in `source_tz` (None: all zeros, which decoders read as null)."""
         if value is None:
             return bytes(17)
-        t = _aware(value).astimezone(self.tz)
+        t = aware(value).astimezone(self.tz)
         return bytes.fromhex(f"{t.year:04d}{t.month:02d}{t.day:02d}{t.hour:02d}"
                              f"{t.minute:02d}{t.second:02d}{t.microsecond:06d}" + "0" * 14)
 
@@ -378,19 +377,19 @@ def _fixed(raw, width, pad, type_name):
 def _tsz_text(v, p):
     """`YYYY-MM-DD-HH.MM.SS.f…±HH:MM` in the value's own offset (UTC, the decoded form, is
     `+00:00`); an offset with seconds has no text form, so that value is written in UTC."""
-    v = _aware(v)
+    v = aware(v)
     off = v.utcoffset()
     if off % dt.timedelta(minutes=1):
         v, off = v.astimezone(_UTC), dt.timedelta(0)
     minutes = int(off.total_seconds()) // 60
     sign = "-" if minutes < 0 else "+"
     hh, mm = divmod(abs(minutes), 60)
-    return f"{_timestamp_text(v, p)}{sign}{hh:02d}:{mm:02d}"
+    return f"{timestamp_text(v, p)}{sign}{hh:02d}:{mm:02d}"
 
 
 def _packed(v, precision, scale, width):
     """Packed decimal, exactly (never through a float): digits, then sign nibble C or D."""
-    v = _as_decimal(v)
+    v = as_decimal(v)
     sign, digits, exp = v.as_tuple()
     if not isinstance(exp, int):
         raise ValueError(f"{v} is not a number DECIMAL can hold")
@@ -538,9 +537,9 @@ def _writer_options(options):
 def _catalog(table_width, tables, all_types, long_names):
     if table_width < 1 or tables < 1:
         raise ValueError("table_width and tables must be at least 1")
-    kinds = _COLUMNS
+    kinds = DB2_COLUMNS
     if all_types:
-        kinds = (*_COLUMNS, *_MORE_COLUMNS)
+        kinds = (*DB2_COLUMNS, *_MORE_COLUMNS)
         kinds = (*kinds, *((f"{n}_NN", t, False) for n, t, _ in kinds))
         table_width = max(table_width, 1 + len(kinds))
     cols = [Column("ORDER_ID", parse_type("INTEGER"), nullable=False)]
@@ -579,7 +578,7 @@ class _Generator:
         self.writer = writer
         self.control = control
         self.tables = list(catalog)
-        self.intl = [c for c in _INTL if _encodable(writer.to_bytes, c)]
+        self.intl = [c for c in DB2_INTL if encodable(writer.to_bytes, c)]
         self.makers = {t.name: [self._maker(c) for c in t.columns] for t in self.tables}
         self.live = {t.name: ([], {}, {}) for t in self.tables}   # keys, key -> row, key -> RID
         self.next_key = {t.name: 1 for t in self.tables}
@@ -712,7 +711,7 @@ class _Generator:
         if kind == K_CHAR:
             if width <= 2:
                 return lambda: r.choice("YNABCX").ljust(width)
-            return lambda: r.choice(_STATUS).ljust(width)[:width]
+            return lambda: r.choice(STATUS).ljust(width)[:width]
         if kind == K_VARCHAR:
             return lambda: self._text(ctype.length or 100)
         if kind == K_CLOB:
@@ -724,7 +723,7 @@ class _Generator:
         if kind == K_DBCLOB:
             return lambda: self._graphic(200)
         if kind == K_XML:      # Db2 keeps XML in UTF-8: any character
-            return lambda: f'<order status="{r.choice(_STATUS)}"><note>' \
+            return lambda: f'<order status="{r.choice(STATUS)}"><note>' \
                            f'{self._graphic(40)}</note></order>'
         if kind in (K_I16, K_I32, K_I64):
             return integer_maker(r, 8 * width)
@@ -751,7 +750,7 @@ class _Generator:
         if kind in (K_TS, K_TSZ):
             base = dt.datetime(2000, 1, 1, tzinfo=_UTC if kind == K_TSZ else None)
             return lambda: base + dt.timedelta(
-                seconds=r.randint(0, 10 ** 9), microseconds=_truncate_us(r.randint(0, 999999), p))
+                seconds=r.randint(0, 10 ** 9), microseconds=truncate_us(r.randint(0, 999999), p))
         raise AssertionError(f"no generator for {ctype.name}")
 
     def _text(self, length):
@@ -765,7 +764,7 @@ class _Generator:
             if r.random() < 0.06 and self.intl:
                 piece = r.choice(self.intl)
             else:
-                piece = r.choice(_WORDS) + " "
+                piece = r.choice(WORDS) + " "
             parts.append(piece)
             size += len(piece)
         return "".join(parts)[:target]

@@ -24,13 +24,13 @@ from json.encoder import encode_basestring as _jstr   # the C escaper, non-ASCII
 
 from ._plan import LiveRows, char_maker, decimal_maker, float32, kind_maker, message_range, \
     nullable_maker, plan, random_change, text_maker
-from .debezium import _float32_text, _infer_tables, _scaled_text, _wall_us
+from ._tables import infer_tables
+from ._text import float32_text, scaled_text, wall_us
 from ..catalog import (BINARY, BOOL, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16, INT32,
                        INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column, Table,
                        parse_type)
-from ..formats.olr import olr_type
-from ..reference._jsondoc import same
-from ..reference.olr import xid_of
+from ..formats.base import same
+from ..formats.olr import normal_xid, olr_type
 
 _UTC = dt.timezone.utc
 _OP_TEXT = {"begin": "begin", "commit": "commit", "c": "c", "u": "u", "d": "d", "ddl": "ddl",
@@ -75,7 +75,7 @@ def encode(events, catalog=None, scn="scn", tm="tm", xid="hex", images="object",
     events = events.to_pylist() if hasattr(events, "to_pylist") else list(events)
     writer = _Writer(catalog, scn, tm, xid, images, columns, compact, first_only, epoch_unit,
                      full)
-    writer.add_tables(_infer_tables(events, writer.catalog))
+    writer.add_tables(infer_tables(events, writer.catalog))
     groups = _transactions(events) if full else [[ev] for ev in events]
     docs = [writer.render(g, writer.advance(g)) for g in groups if g]
     if messages:
@@ -107,7 +107,7 @@ def _transactions(events) -> list:
 
 def xid_parts(txid: str) -> tuple:
     """(usn, slot, sqn) of a transaction id in any form the decoder reads."""
-    norm = xid_of(txid)
+    norm = normal_xid(txid)
     if norm is None:
         raise ValueError(f"{txid!r} is not a transaction id (usn.slot.sqn)")
     return tuple(int(g, 16) for g in norm[2:].split("."))
@@ -287,7 +287,7 @@ class _Writer:
     def time(self, v, quoted: bool, zoned: bool) -> str:
         """A time (aware; naive read as UTC) as the writer's `tm` form writes it: an epoch
         in the unit, rounded half up as OpenLogReplicator rounds, or ISO-8601 text."""
-        us = _wall_us(v)
+        us = wall_us(v)
         if self.tm == "iso":
             return _iso(v, us, zoned)
         if self.unit == "ns":
@@ -338,7 +338,7 @@ def number_text(v) -> str:
         return "0"
     while exp < 0 and n % 10 == 0:
         n, exp = n // 10, exp + 1
-    text = str(n * 10 ** exp) if exp >= 0 else _scaled_text(n, -exp)
+    text = str(n * 10 ** exp) if exp >= 0 else scaled_text(n, -exp)
     return "-" + text if sign else text
 
 
@@ -353,7 +353,7 @@ def float_text(x: float, single: bool) -> str:
     back = float(six)
     if (float32(back) == float32(x)) if single else back == x:
         return six
-    text = _float32_text(x) if single else repr(x)
+    text = float32_text(x) if single else repr(x)
     return text[:-2] if text.endswith(".0") else text
 
 

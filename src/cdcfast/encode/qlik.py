@@ -19,7 +19,8 @@ from json.encoder import encode_basestring as _jstr   # the C escaper, non-ASCII
 
 from ._plan import STATUS, LiveRows, kind_maker, message_range, nullable_maker, plan, \
     text_maker
-from .debezium import _double_text, _float32_text, _infer_tables, _scaled_text, _unscaled
+from ._tables import infer_tables
+from ._text import double_text, float32_text, scaled_text, unscaled
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, INT8, INT16,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        Table, parse_type)
@@ -63,7 +64,7 @@ def encode(events, catalog=None, form="kafka", md=True, all_strings=True, pretty
     """
     events = events.to_pylist() if hasattr(events, "to_pylist") else list(events)
     writer = _Writer(catalog, form, md, all_strings, pretty, masks)
-    writer.add_tables(_infer_tables(events, writer.catalog))
+    writer.add_tables(infer_tables(events, writer.catalog))
     docs = [d for ev in events for d in writer.documents(ev)]
     if messages:
         return [d.encode("utf-8") for d in docs]
@@ -262,11 +263,11 @@ def _formatter(ctype, all_strings):
         return quoted(lambda v: "true" if v else "false")
     if kind == DECIMAL:
         s = ctype.scale
-        return quoted(lambda v: _scaled_text(_unscaled(v, s), s))     # exact, never a float
+        return quoted(lambda v: scaled_text(unscaled(v, s), s))     # exact, never a float
     if kind == DECTEXT:
         return quoted(str)
     if kind in (FLOAT32, FLOAT64):
-        text = _float32_text if kind == FLOAT32 else _double_text
+        text = float32_text if kind == FLOAT32 else double_text
 
         def real(v):
             t = text(float(v))

@@ -8,11 +8,13 @@ native/, never here.
 """
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pyarrow as pa
 
 from .. import envelope
-from ..catalog import Catalog, Table
+from ..catalog import FLOAT32, FLOAT64, Catalog, Table
 
 MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
 STATS = ("records", "events", "errors", "dropped", "tombstones", "control", "unknown_tables",
@@ -90,6 +92,17 @@ class Want:
 
 def full_name(schema, table) -> str:
     return f"{schema}.{table}" if schema else (table or "")
+
+
+def same(a, b, kind) -> bool:
+    """Null-safe equality of two converted values (floats by their bits)."""
+    if a is None or b is None:
+        return a is None and b is None
+    if kind == FLOAT64:
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    if kind == FLOAT32:
+        return struct.pack("<f", a) == struct.pack("<f", b)
+    return a == b
 
 
 def errors_column(n: int, rows, texts) -> pa.Array:

@@ -44,6 +44,25 @@ _PLAIN = {"clob": "CLOB", "nclob": "NCLOB", "blob": "BLOB", "date": "DATE",
           "boolean": "BOOLEAN", "integer": "NUMBER(38,0)"}
 # every other type (long, rowid, urowid, xmltype, interval …, unknown) is text as sent
 _AS_TEXT = "VARCHAR2"
+_XID_HEX = re.compile(r"0x([0-9a-fA-F]{1,8})\.([0-9a-fA-F]{1,8})\.([0-9a-fA-F]{1,8})")
+_XID_DEC = re.compile(r"([0-9]{1,10})\.([0-9]{1,10})\.([0-9]{1,10})")
+
+
+def normal_xid(text):
+    """The normalized form `0xuuuu.sss.qqqqqqqq` of an xid text (hex `0xu.s.q` or dotted
+    decimal `u.s.q`, docs/olr.md), or None."""
+    if not isinstance(text, str):
+        return None
+    m = _XID_HEX.fullmatch(text)
+    base = 16
+    if m is None:
+        m, base = _XID_DEC.fullmatch(text), 10
+    if m is None:
+        return None
+    usn, slot, sqn = (int(g, base) for g in m.groups())
+    if usn > 0xFFFF or slot > 0xFFFF or sqn > 0xFFFFFFFF:
+        return None
+    return f"0x{usn:04x}.{slot:03x}.{sqn:08x}"
 
 
 def olr_type(ctype: ColumnType) -> ColumnType:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 
 import pyarrow as pa
 
 from .. import envelope
-from ..catalog import FLOAT32, FLOAT64, INT8, INT16, INT32, INT64
+from ..catalog import INT8, INT16, INT32, INT64
 from ..errors import DecodeError, show_value
-from ..formats.base import apply_mode, with_messages
+from ..formats.base import apply_mode, same, with_messages  # noqa: F401 (same: for the JSON references)
 from . import _jsonscan
 
 MAX_DEPTH = 512
@@ -376,17 +375,6 @@ def _days(y, m, d):
 
 class Bad(Exception):
     """A value that cannot be converted; its reason is the text after the quoted value."""
-
-
-def same(a, b, kind) -> bool:
-    """Null-safe equality of two converted values (floats by their bits)."""
-    if a is None or b is None:
-        return a is None and b is None
-    if kind == FLOAT64:
-        return struct.pack("<d", a) == struct.pack("<d", b)
-    if kind == FLOAT32:
-        return struct.pack("<f", a) == struct.pack("<f", b)
-    return a == b
 
 
 class _RawText:

@@ -20,7 +20,7 @@ from ..catalog import (BINARY, BOOL, DECIMAL, DECTEXT, FLOAT32, FLOAT64, STRING,
 from ..errors import show_value
 from ..formats._jsonmessages import utf8_text as encodable
 from ..formats.base import ALL, HEADERS, full_name
-from ..formats.olr import SOURCE
+from ..formats.olr import SOURCE, normal_xid
 from ._jsondoc import (_INT, _NUMBER, I64, INT_RANGE, Bad, Header, Num, Output, Problem,
                        RoutedRows, _Walker, cut_raw_texts, documents, dups, empty_row, integer,
                        iso_us, number_parts, rescale, resolve, same, scan_reason)
@@ -36,8 +36,6 @@ SCN_MAX = 2 ** 63 - 1
 
 _EPOCH = re.compile(r"-?[0-9]+")
 _SCNS = re.compile(r"0x([0-9a-fA-F]{1,16})")
-_XID_HEX = re.compile(r"0x([0-9a-fA-F]{1,8})\.([0-9a-fA-F]{1,8})\.([0-9a-fA-F]{1,8})")
-_XID_DEC = re.compile(r"([0-9]{1,10})\.([0-9]{1,10})\.([0-9]{1,10})")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
 _TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?")
 _BOOLS = {"1": True, "0": False, "true": True, "false": False}
@@ -157,18 +155,9 @@ def convert(col, v, unit: str):
 
 def xid_of(text):
     """The normalized form `0xuuuu.sss.qqqqqqqq` of an xid text, or None."""
-    if not isinstance(text, str) or isinstance(text, Num):
+    if isinstance(text, Num):
         return None
-    m = _XID_HEX.fullmatch(text)
-    base = 16
-    if m is None:
-        m, base = _XID_DEC.fullmatch(text), 10
-    if m is None:
-        return None
-    usn, slot, sqn = (int(g, base) for g in m.groups())
-    if usn > 0xFFFF or slot > 0xFFFF or sqn > 0xFFFFFFFF:
-        return None
-    return f"0x{usn:04x}.{slot:03x}.{sqn:08x}"
+    return normal_xid(text)
 
 
 def xidn_of(v):
