@@ -1,11 +1,17 @@
 """Builds the Cython kernels in native/ into the cdcfast package."""
 import glob
 import os
+import runpy
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 NATIVE = os.path.join("native", "cdcfast")
+
+# the formats' code specs (src/cdcfast/formats/_*_codes.py) -> native/cdcfast/_*_codes.pxd,
+# which the kernels cimport (the committed files are the same: tests/test_codes.py)
+runpy.run_path(os.path.join("native", "codes_pxd.py"))["write_all"]()
+
 FLAGS = ["-O3", "-fno-strict-aliasing"]
 
 

@@ -20,6 +20,8 @@ cimport cython
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_null, offsets_to,
                              bits_set, bits_get, var_commit, kind_column)
 from cdcfast._kinds cimport *
+# error codes (their spec: cdcfast/formats/_ibm_codes.py; ibm_delimited formats them)
+from cdcfast._ibm_codes cimport *
 from cdcfast._values cimport (A, cdc_i128, parse_int, parse_decimal, parse_float, parse_date10,
                               parse_time, parse_timestamp, digits, days_from_civil, is_leap,
                               hexval, unhex, utf8_valid, utf8_copy, to_utf8, US_PER_SEC, US_PER_DAY)
@@ -30,21 +32,6 @@ import numpy as np
 
 from cdcfast._arrow import presize as _presize
 
-
-# error codes (cdcfast.formats.ibm_delimited formats them)
-cdef enum:
-    E_UNTERMINATED = 1
-    E_AFTER_CLOSE = 2
-    E_STRAY_QUOTE = 3
-    E_TOO_FEW = 4
-    E_COUNT = 5
-    E_ODD = 6
-    E_VALUE = 10
-    E_NOT_NULL = 11
-    E_INSERT_BEFORE = 12
-    E_DELETE_AFTER = 13
-    E_HEX = 14
-    E_TEXT = 15
 
 # scan status
 cdef enum:

@@ -27,6 +27,9 @@ from cdcfast._values cimport (A, parse_date10, parse_time, parse_timestamp,
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
                               dec_column_fn, dec_column_choose,
                               utf16be_to_utf8, civil_days as _civil_days)
+# HEADER_MIN, the header's offsets OFF_* and widths LEN_*, the header kinds H_*, the error codes
+# E_* (their spec: cdcfast/formats/_lldf_codes.py, which cdcfast.formats.lldf reads too)
+from cdcfast._lldf_codes cimport *
 
 import os
 
@@ -202,16 +205,6 @@ cdef enum:
     FR_RDW = 1
     FR_VB = 2
 
-# header kinds (cdcfast.formats.lldf)
-cdef enum:
-    H_BIN1 = 0
-    H_BIN2 = 1
-    H_BIN4 = 2
-    H_BINX = 3
-    H_CHAR = 4
-    H_YN = 5
-    H_TS = 6
-
 # image kinds (cdcfast.formats.lldf)
 cdef enum:
     K_I16 = 0
@@ -235,30 +228,6 @@ cdef enum:
     K_TS = 18
     K_TSZ = 19
     K_BOOL = 20
-
-# error codes (cdcfast.formats.lldf)
-cdef enum:
-    E_RAW_REST = 1
-    E_HDR_LENGTH = 2
-    E_HDR_CUT = 3
-    E_REC_CUT = 4
-    E_DW_SHORT = 5
-    E_DW_RESERVED = 6
-    E_DW_CUT = 7
-    E_SEGLEN = 8
-    E_BLOCK_FILL = 9
-    E_SEG_MISSING = 20
-    E_SEG_ALONE = 21
-    E_NO_DATA = 22
-    E_DATA_LEN = 23
-    E_IMAGE_CUT = 24
-    E_DATA_REST = 25
-    E_CHANGE_TYPE = 30
-    E_HEADER_VALUE = 31
-    E_IMAGE_SHORT = 40
-    E_IMAGE_LONG = 41
-    E_NULL_BYTE = 42
-    E_VALUE = 43
 
 # fields of errors that are not header fields (those are their HEADER index, >= 0) or
 # column values (F_BEFORE_COL + j, F_AFTER_COL + j); the Python layer names them
@@ -294,8 +263,7 @@ cdef enum:
     S_NEW_TABLE = 2
 
 cdef enum:
-    HEADER_MIN = 288
-    KEY = 28          # a table key: owner length, name length, owner (8), name (18)
+    KEY = 2 + LEN_OWNER + LEN_NAME   # a table key: owner length, name length, owner, name
     ERR_WORDS = 12    # an error entry: row, code, field, pos, a, b, c, msg, raw at, raw length,
     #                   and the span of a record that cannot be decoded (start, end; else 0, 0)
     RAW_SHOWN = 41    # bytes kept to show a bad value (describe() shows 40, then …)
@@ -685,16 +653,16 @@ cdef class Framer:
 
     cdef inline void _key(self, int64_t h, uint8_t* k) noexcept nogil:
         cdef const uint8_t* d = self.data
-        cdef int64_t olen = be16(d + h + 12), nlen = be16(d + h + 14)
-        if olen > 8:
-            olen = 8
-        if nlen > 18:
-            nlen = 18
+        cdef int64_t olen = be16(d + h + OFF_OWNERLEN), nlen = be16(d + h + OFF_NAMELEN)
+        if olen > LEN_OWNER:
+            olen = LEN_OWNER
+        if nlen > LEN_NAME:
+            nlen = LEN_NAME
         memset(k, 0, KEY)
         k[0] = <uint8_t>olen
         k[1] = <uint8_t>nlen
-        copy_exact(k + 2, d + h + 32, olen)         # (short: without a libc call)
-        copy_exact(k + 10, d + h + 40, nlen)
+        copy_exact(k + 2, d + h + OFF_OWNER, olen)  # (short: without a libc call)
+        copy_exact(k + 2 + LEN_OWNER, d + h + OFF_NAME, nlen)
 
     def pending_names(self):
         """(owner bytes, name bytes) of the record waiting for its table to be registered."""
@@ -778,7 +746,7 @@ cdef class Framer:
         """The record behind an RDW at p of n bytes: 1, or 0 with the error in ph."""
         cdef const uint8_t* d = self.data
         cdef int64_t h = p + 4, blen = n - 4
-        cdef int64_t L = be16(d + h) if blen >= 2 else 0
+        cdef int64_t L = be16(d + h + OFF_LENGTH) if blen >= 2 else 0
         cdef int64_t seglen
         if L < HEADER_MIN:
             self._bad(ph, E_HDR_LENGTH, F_LENGTH, p, p + n, h, L, 0)
@@ -786,9 +754,9 @@ cdef class Framer:
         if L > blen:
             self._bad(ph, E_HDR_CUT, F_LENGTH, p, p + n, h, L, blen)
             return 0
-        seglen = be16(d + h + 182)
+        seglen = be16(d + h + OFF_SEGLEN)
         if L + seglen != blen:
-            self._bad(ph, E_SEGLEN, F_SEGLEN, p, p + n, h + 182, L, seglen)
+            self._bad(ph, E_SEGLEN, F_SEGLEN, p, p + n, h + OFF_SEGLEN, L, seglen)
             ph.c = blen
             return 0
         ph.err = 0
@@ -819,16 +787,16 @@ cdef class Framer:
             if left < 2:
                 self._bad(ph, E_RAW_REST, F_LENGTH, p, self.mend, p, left, 0)
                 return 2
-            L = be16(d + p)
+            L = be16(d + p + OFF_LENGTH)
             if L < HEADER_MIN:
                 self._bad(ph, E_HDR_LENGTH, F_LENGTH, p, self.mend, p, L, 0)
                 return 2
             if L > left:
                 self._bad(ph, E_HDR_CUT, F_LENGTH, p, self.mend, p, L, left)
                 return 2
-            seglen = be16(d + p + 182)
+            seglen = be16(d + p + OFF_SEGLEN)
             if L + seglen > left:
-                self._bad(ph, E_REC_CUT, F_SEGLEN, p, self.mend, p + 182, L + seglen, left)
+                self._bad(ph, E_REC_CUT, F_SEGLEN, p, self.mend, p + OFF_SEGLEN, L + seglen, left)
                 return 2
             ph.err = 0
             ph.p = p
@@ -925,7 +893,7 @@ cdef class Framer:
         """Record r from the physical record `first`, joined with its segments."""
         cdef const uint8_t* d = self.data
         cdef int64_t h = first.h
-        cdef int64_t T = be16(d + h + 184), k = be16(d + h + 186), expect
+        cdef int64_t T = be16(d + h + OFF_TOTALSEGS), k = be16(d + h + OFF_SEGNUM), expect
         cdef Phys nx
         cdef int st
         self.r_p[r] = first.p
@@ -937,7 +905,7 @@ cdef class Framer:
         self.r_nseg[r] = 0
         self.r_err[r] = 0
         if T > 1 and k != 1:
-            self._error(r, E_SEG_ALONE, F_SEGNUM, h + 186, k, T)
+            self._error(r, E_SEG_ALONE, F_SEGNUM, h + OFF_SEGNUM, k, T)
         elif T > 1:
             self.r_nseg[r] = 1
             self.r_seg0[r] = self.nseg
@@ -947,8 +915,9 @@ cdef class Framer:
             expect = 2
             while expect <= T:
                 st = self._next_phys(&nx)
-                if st == 1 and be16(d + nx.h + 184) == T and be16(d + nx.h + 186) == expect \
-                        and memcmp(d + nx.h + 77, d + h + 77, 10) == 0:
+                if st == 1 and be16(d + nx.h + OFF_TOTALSEGS) == T \
+                        and be16(d + nx.h + OFF_SEGNUM) == expect \
+                        and memcmp(d + nx.h + OFF_LOGLRSN, d + h + OFF_LOGLRSN, LEN_LRSN) == 0:
                     self._seg(r, self.slen - self.r_dat[r], nx.h + nx.L)
                     self._append(d + nx.h + nx.L, nx.seglen)
                     self.r_nseg[r] += 1
@@ -959,7 +928,7 @@ cdef class Framer:
                 self.have_peek = 1
                 if st == 0:
                     self.peek.err = -1           # the message ended
-                self._error(r, E_SEG_MISSING, F_SEGNUM, h + 186, expect, T)
+                self._error(r, E_SEG_MISSING, F_SEGNUM, h + OFF_SEGNUM, expect, T)
                 break
             self.r_dlen[r] = self.slen - self.r_dat[r]
         return 0
@@ -969,7 +938,8 @@ cdef class Framer:
         cdef const uint8_t* d = self.data
         cdef int64_t h = self.r_h[r], m, tl
         cdef const uint8_t* dat
-        cdef uint8_t op = _op_of(A(self.asc, d[h + 104]), A(self.asc, d[h + 105]))
+        cdef uint8_t op = _op_of(A(self.asc, d[h + OFF_CHANGE_TYPE]),
+                                 A(self.asc, d[h + OFF_CHANGE_TYPE + 1]))
         self.r_op[r] = op
         if self.r_err[r] or op == OP_NONE:      # an unknown change type: TableOut reports it
             return
@@ -1207,7 +1177,7 @@ cdef class TableOut:
         for j in range(self.nhead):
             self.h_off[j], self.h_width[j], self.h_kind[j] = header[j]
             if self.h_kind[j] == H_CHAR and not (1 <= self.h_width[j] <= 16
-                                                 and self.h_off[j] + self.h_width[j] <= 288):
+                                                 and self.h_off[j] + self.h_width[j] <= HEADER_MIN):
                 raise ValueError("a CHAR header field is read as words: 1-16 bytes within "
                                  "the first 288")
         self.keep = (asc, u8, u8len)
@@ -1500,8 +1470,8 @@ cdef class TableOut:
         for i in range(k):
             row = row0 + i
             if hp[i] != NULL:
-                c0 = hp[i][104]
-                c1 = hp[i][105]
+                c0 = hp[i][OFF_CHANGE_TYPE]
+                c1 = hp[i][OFF_CHANGE_TYPE + 1]
                 if u8len[c0] and u8len[c1]:
                     memcpy(out + dlen, u8 + 4 * c0, 4)
                     dlen += u8len[c0]
@@ -1532,7 +1502,7 @@ cdef class TableOut:
         for i in range(k):
             row = row0 + i
             if hp[i] != NULL:
-                p = hp[i] + 172
+                p = hp[i] + OFF_UORID
                 # (the 10 bytes as two words: the header's 288 reach past them)
                 if prev_uor == NULL or load_le64(p) != load_le64(prev_uor) \
                         or load_le64(p + 2) != load_le64(prev_uor + 2):
@@ -1546,13 +1516,13 @@ cdef class TableOut:
         # commit_pos (UORCOMMITLRSN) and change_pos (LOGLRSN), 10 bytes each
         for h in range(2):
             c = self.commit_pos if h == 0 else self.change_pos
-            j = 192 if h == 0 else 77
+            j = OFF_COMMITLRSN if h == 0 else OFF_LOGLRSN
             out, offs, valid, dlen = c.data, c.offs, c.valid, c.dlen
             for i in range(k):
                 row = row0 + i
                 if hp[i] != NULL:
-                    memcpy(out + dlen, hp[i] + j, 10)
-                    dlen += 10
+                    memcpy(out + dlen, hp[i] + j, LEN_LRSN)
+                    dlen += LEN_LRSN
                 offs[row + 1] = <int32_t>dlen
             c.dlen = dlen
             _or_bits(valid + b0, self.framedbm, nb)
@@ -1568,7 +1538,7 @@ cdef class TableOut:
             if fr.r_tab[r] < 0:
                 continue
             h = fr.r_h[r]
-            p = d + h + 144
+            p = d + h + OFF_COMMIT_TS
             if prev_commit == NULL or load_le64(p) != load_le64(prev_commit) \
                     or load_le64(p + 8) != load_le64(prev_commit + 8) \
                     or load_le64(p + 9) != load_le64(prev_commit + 9):
@@ -1580,15 +1550,15 @@ cdef class TableOut:
                 cts[row0 + i] = v
                 col_valid(self.commit_ts, row0 + i)
             elif rc == 0:
-                self._err(row0 + i, E_HEADER_VALUE, F_COMMIT_TS, h + 144, 0, 0, 0,
-                          fr.r_msg[r], d + h + 144, 17)
-            rc = bcd_timestamp17(d + h + 60, &v)
+                self._err(row0 + i, E_HEADER_VALUE, F_COMMIT_TS, h + OFF_COMMIT_TS, 0, 0, 0,
+                          fr.r_msg[r], d + h + OFF_COMMIT_TS, LEN_TS)
+            rc = bcd_timestamp17(d + h + OFF_TIMESTAMP, &v)
             if rc == 1:
                 xts[row0 + i] = v
                 col_valid(self.change_ts, row0 + i)
             elif rc == 0:
-                self._err(row0 + i, E_HEADER_VALUE, F_TIMESTAMP, h + 60, 0, 0, 0,
-                          fr.r_msg[r], d + h + 60, 17)
+                self._err(row0 + i, E_HEADER_VALUE, F_TIMESTAMP, h + OFF_TIMESTAMP, 0, 0, 0,
+                          fr.r_msg[r], d + h + OFF_TIMESTAMP, LEN_TS)
         self.seq.length = row0 + k
         self.msg.length = row0 + k
         self.commit_ts.length = row0 + k
@@ -1598,8 +1568,8 @@ cdef class TableOut:
             r = self.rows[i]
             if fr.r_tab[r] >= 0 and fr.r_op[r] == OP_NONE:
                 h = fr.r_h[r]
-                self._err(row0 + i, E_CHANGE_TYPE, F_CHANGE_TYPE, h + 104, 0, 0, 0,
-                          fr.r_msg[r], d + h + 104, 2)
+                self._err(row0 + i, E_CHANGE_TYPE, F_CHANGE_TYPE, h + OFF_CHANGE_TYPE, 0, 0, 0,
+                          fr.r_msg[r], d + h + OFF_CHANGE_TYPE, LEN_CHANGE_TYPE)
             if fr.r_err[r]:
                 self._err(row0 + i, fr.r_err[r], fr.r_efield[r], fr.r_epos[r], fr.r_ea[r],
                           fr.r_eb[r], fr.r_ec[r], fr.r_msg[r], d + fr.r_rawpos[r],
@@ -1621,9 +1591,9 @@ cdef class TableOut:
             _or_bits((<Column>c).valid + b0, self.framedbm, nb)
         for i in range(k):
             if hp[i] != NULL:
-                if be16(hp[i] + 12) > 8:
+                if be16(hp[i] + OFF_OWNERLEN) > LEN_OWNER:
                     bits_set(otr, row0 + i)
-                if be16(hp[i] + 14) > 18:
+                if be16(hp[i] + OFF_NAMELEN) > LEN_NAME:
                     bits_set(ntr, row0 + i)
         self.source_v.length = row0 + k
         self.owner_trunc.length = row0 + k
@@ -2556,8 +2526,8 @@ def record_starts(data, str framing, int64_t step):
             start = ph.p - 4
         else:
             start = ph.p
-        if start >= target and start > last and (be16(d + ph.h + 184) <= 1
-                                                  or be16(d + ph.h + 186) == 1):
+        if start >= target and start > last and (be16(d + ph.h + OFF_TOTALSEGS) <= 1
+                                                  or be16(d + ph.h + OFF_SEGNUM) == 1):
             out.append(start)
             last = start
             target = (start // step + 1) * step

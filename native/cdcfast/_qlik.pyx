@@ -26,6 +26,8 @@ from cdcfast._arrow cimport Column, VAR, BITS, col_valid, bits_set, bits_get
 from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float
 from cdcfast._jsonrow cimport *
+# problem codes (their spec: cdcfast/formats/_qlik_codes.py; _qlik_run turns them into texts)
+from cdcfast._qlik_codes cimport *
 from cdcfast._rows cimport Out
 from cdcfast._walk cimport (Walker, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META,
                             STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
@@ -65,27 +67,6 @@ cdef extern from "cdcfast/_hexmask.h":
     int64_t hexmask_read "cdc_hexmask_read"(const uint8_t* p, int64_t n, uint8_t* bits,
                                             int64_t nbytes) noexcept nogil
 
-
-# problem codes (Python turns them into texts: cdcfast/formats/_qlik_run.py)
-cdef enum:
-    P_VALUE = 1          # a column value that is not of its column's type
-    P_TWICE = 2          # a key given twice (a: the second key)
-    P_NOT_NULL = 3       # null in a NOT NULL column
-    P_SURROGATE = 4      # a lone surrogate in a \u escape of a text
-    P_MISSING = 5        # headers.operation missing
-    P_BAD_OP = 6         # headers.operation none of INSERT UPDATE DELETE REFRESH
-    P_NOT_INT = 7        # transactionEventCounter
-    P_TIME = 8           # timestamp
-    P_NOT_HEX = 9        # a mask
-    P_NOT_OBJECT = 10    # headers / an image that is not an object
-    P_BOOL = 11          # transactionLastEvent
-    P_TEXT = 12          # a text field that holds an object or array
-    P_TYPE = 13          # type none of DT, MD
-    P_JSON = 14          # (corrupt) not well-formed: field = the scanner's code
-    P_NOT_DOC = 15       # (corrupt) a document that is not an object
-    P_MESSAGE = 16       # (corrupt) message given twice (field 1) or not an object (0)
-    P_UNNAMED = 17       # (corrupt) no table: field = the case (_qlik_run.UNNAMED)
-    P_META = 18          # (corrupt) a metadata message that cannot be read: field = its text
 
 # fields: the top level's, the Kafka message's, the headers' (at the top, in the message);
 # their names: _qlik_run.FIELDS

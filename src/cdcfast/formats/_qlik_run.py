@@ -12,9 +12,10 @@ from ._jsonrun import (IMG_BEFORE, STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABL
 from .base import ALL, HEADERS, full_name
 from .qlik import SOURCE, QlikBadMetadata, qlik_metadata, table_layout
 
-(P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_NOT_INT, P_TIME, P_NOT_HEX,
- P_NOT_OBJECT, P_BOOL, P_TEXT, P_TYPE, P_JSON, P_NOT_DOC, P_MESSAGE, P_UNNAMED,
- P_META) = range(1, 19)
+# the kernel's problem codes (their one spec: _qlik_codes, which native/cdcfast/_qlik.pyx reads)
+from ._qlik_codes import (P_BAD_OP, P_BOOL, P_JSON, P_MESSAGE, P_META,  # noqa: F401
+                          P_MISSING, P_NOT_DOC, P_NOT_HEX, P_NOT_INT, P_NOT_NULL, P_NOT_OBJECT,
+                          P_SURROGATE, P_TEXT, P_TIME, P_TWICE, P_TYPE, P_UNNAMED, P_VALUE)
 CORRUPT = frozenset({P_JSON, P_NOT_DOC, P_MESSAGE, P_UNNAMED, P_META})
 
 # the kernel's fields, by number, as errors name them

@@ -13,11 +13,11 @@ from .. import _tz, codepages
 from ..catalog import STRING_TYPE, Column, Table
 from ..envelope import UTC_US
 from ..errors import printable, show_value
+# error codes, shared with the kernel (native/cdcfast/_ibm.pyx): their one spec is _ibm_codes
+from ._ibm_codes import (E_AFTER_CLOSE, E_COUNT, E_DELETE_AFTER, E_HEX,  # noqa: F401
+                         E_INSERT_BEFORE, E_NOT_NULL, E_ODD, E_STRAY_QUOTE, E_TEXT, E_TOO_FEW,
+                         E_UNTERMINATED, E_VALUE)
 from .base import Format
-
-# error codes, shared with the kernel (native/cdcfast/_ibm.pyx)
-E_UNTERMINATED, E_AFTER_CLOSE, E_STRAY_QUOTE, E_TOO_FEW, E_COUNT, E_ODD = 1, 2, 3, 4, 5, 6
-E_VALUE, E_NOT_NULL, E_INSERT_BEFORE, E_DELETE_AFTER, E_HEX, E_TEXT = 10, 11, 12, 13, 14, 15
 
 # the seed's names for the 12 header fields, as errors name them
 HEADER_FIELDS = ("type", "identifier", "date", "time", "table_owner", "table_name",

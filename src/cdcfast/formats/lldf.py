@@ -15,13 +15,23 @@ from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, FLOAT32, FLOAT64, INT16, I
                        STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Table)
 from ..envelope import UTC_US
 from ..errors import DecodeError, printable
+from ._lldf_codes import (E_BLOCK_FILL, E_CHANGE_TYPE, E_DATA_LEN,  # noqa: F401
+                          E_DATA_REST, E_DW_CUT, E_DW_RESERVED, E_DW_SHORT, E_HDR_CUT,
+                          E_HDR_LENGTH, E_HEADER_VALUE, E_IMAGE_CUT, E_IMAGE_LONG,
+                          E_IMAGE_SHORT, E_NO_DATA, E_NULL_BYTE, E_RAW_REST, E_REC_CUT,
+                          E_SEG_ALONE, E_SEG_MISSING, E_SEGLEN, E_VALUE, H_BIN1, H_BIN2, H_BIN4,
+                          H_BINX, H_CHAR, H_TS, H_YN, HEADER_MIN, LEN_CHANGE_TYPE, LEN_LRSN,
+                          LEN_NAME, LEN_OWNER, LEN_TS, OFF_CHANGE_TYPE, OFF_COMMIT_TS,
+                          OFF_COMMITLRSN, OFF_LENGTH, OFF_LOGLRSN, OFF_NAME, OFF_NAMELEN,
+                          OFF_OWNER, OFF_OWNERLEN, OFF_SEGLEN, OFF_SEGNUM, OFF_TIMESTAMP,
+                          OFF_TOTALSEGS, OFF_UORID)
 from .base import Format, Want, resolve
 
-HEADER_MIN = 288
+# The numbers shared with the kernel (native/cdcfast/_lldf.pyx) -- HEADER_MIN, the header
+# offsets OFF_* and widths LEN_*, the header kinds H_*, the error codes E_* -- have their one
+# spec in _lldf_codes.
 
 # -- header fields: (source field or None, vendor name, offset, width, header kind) ----------
-# header kinds, shared with the kernel
-H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_YN, H_TS = range(7)
 _ARROW_H = {H_BIN1: pa.int16(), H_BIN2: pa.int32(), H_BIN4: pa.int64(), H_BINX: pa.binary(),
             H_CHAR: pa.string(), H_YN: pa.bool_(), H_TS: UTC_US}
 
@@ -68,10 +78,7 @@ HEADER = (
     ("sqlrirba", "SQLRIRBA", 277, 10, H_BINX),
     ("pagenum_fmt", "PAGENUMFMT", 287, 1, H_CHAR),
 )
-# fields the envelope takes (not in `source`)
-OFF_LENGTH, OFF_OWNERLEN, OFF_NAMELEN, OFF_OWNER, OFF_NAME = 0, 12, 14, 32, 40
-OFF_TIMESTAMP, OFF_LOGLRSN, OFF_CHANGE_TYPE, OFF_COMMIT_TS = 60, 77, 104, 144
-OFF_UORID, OFF_SEGLEN, OFF_TOTALSEGS, OFF_SEGNUM, OFF_COMMITLRSN = 172, 182, 184, 186, 192
+# (the fields the envelope takes, not in `source`: _lldf_codes' OFF_*)
 
 SOURCE = pa.struct([pa.field(name, _ARROW_H[kind]) for name, _, _, _, kind in HEADER]
                    + [pa.field("owner_truncated", pa.bool_()),
@@ -152,12 +159,8 @@ def table_layout(table: Table) -> list[tuple[int, int]]:
     return out
 
 
-# -- errors: codes shared with the kernel; each is (field, reason) through describe() --------
-(E_RAW_REST, E_HDR_LENGTH, E_HDR_CUT, E_REC_CUT, E_DW_SHORT, E_DW_RESERVED, E_DW_CUT,
- E_SEGLEN, E_BLOCK_FILL) = range(1, 10)           # record-level: the record cannot be split
-E_SEG_MISSING, E_SEG_ALONE, E_NO_DATA, E_DATA_LEN, E_IMAGE_CUT, E_DATA_REST = range(20, 26)
-E_CHANGE_TYPE, E_HEADER_VALUE = 30, 31            # header field (kept, the field null)
-E_IMAGE_SHORT, E_IMAGE_LONG, E_NULL_BYTE, E_VALUE = 40, 41, 42, 43   # images
+# -- errors: codes shared with the kernel (_lldf_codes' E_*); each is (field, reason) through
+# describe() ------------------------------------------------------------------------------
 
 
 def hex_bytes(raw: bytes, limit: int = 40) -> str:

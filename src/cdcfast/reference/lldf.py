@@ -45,15 +45,16 @@ from ..formats.lldf import (E_BLOCK_FILL, E_CHANGE_TYPE, E_DATA_LEN, E_DATA_REST
                             HEADER_MIN, IMAGES, K_BINARY, K_BLOB, K_BOOL, K_CHAR, K_CLOB,
                             K_DATE, K_DBCLOB, K_DEC, K_F32, K_F64, K_GRAPHIC, K_I16, K_I32,
                             K_I64, K_TIME, K_TS, K_TSZ, K_VARBIN, K_VARCHAR, K_VARGRAPHIC,
-                            K_XML, OFF_CHANGE_TYPE, OFF_COMMIT_TS, OFF_COMMITLRSN, OFF_LENGTH,
-                            OFF_LOGLRSN, OFF_NAME, OFF_NAMELEN, OFF_OWNER, OFF_OWNERLEN,
-                            OFF_SEGLEN, OFF_SEGNUM, OFF_TIMESTAMP, OFF_TOTALSEGS, OFF_UORID, OPS,
+                            K_XML, LEN_LRSN, LEN_NAME, LEN_OWNER, OFF_CHANGE_TYPE,
+                            OFF_COMMIT_TS, OFF_COMMITLRSN, OFF_LENGTH, OFF_LOGLRSN, OFF_NAME,
+                            OFF_NAMELEN, OFF_OWNER, OFF_OWNERLEN, OFF_SEGLEN, OFF_SEGNUM,
+                            OFF_TIMESTAMP, OFF_TOTALSEGS, OFF_UORID, OPS,
                             SOURCE, header_what)
 from ._values import (DATE, EPOCH_ORDINAL, TIME, US_PER_DAY, US_PER_SEC, TextTimes, clock_us,
                       date_days)
 
-OWNER_MAX, NAME_MAX = 8, 18         # TABLEOWNER / TABLENAME widths in the header
-LRSN_WIDTH = 10
+OWNER_MAX, NAME_MAX = LEN_OWNER, LEN_NAME   # TABLEOWNER / TABLENAME widths in the header
+LRSN_WIDTH = LEN_LRSN
 CONTROL_OPS = ("ddl", "message")    # CO, E?, CM, SC: headers() only
 HEAD_NAMES = [name for name, _ in envelope.HEAD]
 LENGTH_U16 = (K_VARCHAR, K_VARGRAPHIC, K_VARBIN)    # u16 length + bytes

@@ -1,0 +1,133 @@
+"""The numbers a format shares with its kernel have one spec, src/cdcfast/formats/_<x>_codes.py
+(#21): the kernel cimports them from native/cdcfast/_<x>_codes.pxd, generated from the spec by
+native/codes_pxd.py (setup.py runs it), and the format's Python imports them from the spec.
+Checked here: the committed .pxd files are what the generator writes, a spec imports nothing,
+the format modules still offer the names, and no kernel keeps a copy of its own."""
+import ast
+import importlib
+import pathlib
+import re
+import runpy
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+NATIVE = ROOT / "native" / "cdcfast"
+GEN = runpy.run_path(str(ROOT / "native" / "codes_pxd.py"))
+
+# kernel -> (its generated .pxd, the modules that offer the spec's names under their old homes)
+KERNELS = {
+    "_ibm": ("_ibm_codes.pxd", ["cdcfast.formats.ibm_delimited"]),
+    "_lldf": ("_lldf_codes.pxd", ["cdcfast.formats.lldf"]),
+    "_qlik": ("_qlik_codes.pxd", ["cdcfast.formats._qlik_run"]),
+}
+
+
+def spec(pxd):
+    return GEN["constants"](str(ROOT / GEN["SPECS"][pxd]))
+
+
+def code_lines(path):
+    """(line number, the line without its comment) of a .pyx."""
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        yield i, line.split("#", 1)[0]
+
+
+def test_every_kernel_with_codes_is_listed():
+    assert sorted(pxd for pxd, _ in KERNELS.values()) == sorted(GEN["SPECS"])
+
+
+@pytest.mark.parametrize("pxd", sorted(GEN["SPECS"]))
+def test_the_committed_pxd_is_generated_from_its_spec(pxd):
+    committed = (NATIVE / pxd).read_text(encoding="utf-8")
+    assert committed == GEN["render"](pxd), \
+        f"native/cdcfast/{pxd} is stale: run python native/codes_pxd.py"
+    assert spec(pxd), pxd
+
+
+@pytest.mark.parametrize("pxd", sorted(GEN["SPECS"]))
+def test_a_spec_is_pure_data(pxd):
+    """The build executes a spec by its path: no imports, only upper-case int constants."""
+    tree = ast.parse((ROOT / GEN["SPECS"][pxd]).read_text(encoding="utf-8"))
+    for node in tree.body:
+        assert not isinstance(node, (ast.Import, ast.ImportFrom)), node.lineno
+        if isinstance(node, ast.Expr):          # (the docstring)
+            continue
+        assert isinstance(node, ast.Assign) and len(node.targets) == 1, node.lineno
+        name = node.targets[0]
+        assert isinstance(name, ast.Name) and GEN["NAME"].match(name.id), node.lineno
+        assert isinstance(node.value, ast.Constant) and type(node.value.value) is int, name.id
+
+
+def test_names_are_unique_within_a_spec_and_the_values_of_codes_distinct():
+    for pxd in GEN["SPECS"]:
+        consts = spec(pxd)
+        for prefix in ("E_", "P_", "H_"):
+            values = [v for k, v in consts.items() if k.startswith(prefix)]
+            assert len(values) == len(set(values)), (pxd, prefix)
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_the_format_modules_offer_the_specs_names(kernel):
+    pxd, modules = KERNELS[kernel]
+    for module in modules:
+        m = importlib.import_module(module)
+        for name, value in spec(pxd).items():
+            if name.startswith(("E_", "P_", "OFF_", "H_")) or name == "HEADER_MIN":
+                assert getattr(m, name) == value, (module, name)
+
+
+def _copies(text_lines, names):
+    """Lines (number, name) that define one of `names`: an enum entry, a DEF, a cdef
+    variable or a plain assignment at the start of a line."""
+    define = re.compile(r"^\s*(?:DEF\s+|cdef\s+(?:const\s+)?[\w ]*?\s)?([A-Z][A-Z0-9_]*)\s*=[^=]")
+    found = []
+    for i, code in text_lines:
+        m = define.match(code)
+        if m and m.group(1) in names:
+            found.append((i, m.group(1)))
+    return found
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_no_kernel_keeps_its_own_copy(kernel):
+    pxd, _ = KERNELS[kernel]
+    path = NATIVE / f"{kernel}.pyx"
+    text = path.read_text(encoding="utf-8")
+    assert re.search(rf"^from cdcfast\.{pxd[:-4]} cimport", text, re.M), \
+        f"{path.name} does not cimport {pxd}"
+    assert not _copies(code_lines(path), set(spec(pxd))), f"{path.name} redefines spec'd codes"
+
+
+def test_the_copy_scan_sees_a_copy(tmp_path):
+    p = tmp_path / "k.pyx"
+    p.write_text("cdef enum:\n    E_VALUE = 43\nDEF E_SEGLEN = 8\ncdef int64_t OFF_UORID = 172\n"
+                 "    x = E_VALUE == 43\n")
+    assert [n for _, n in _copies(code_lines(p), {"E_VALUE", "E_SEGLEN", "OFF_UORID"})] == \
+        ["E_VALUE", "E_SEGLEN", "OFF_UORID"]
+
+
+def bare_offsets(lines, offsets):
+    """Header offsets written as numbers: h (a record's header) + a number, hp[i] + a number,
+    hp[i][a number], p + an offset of the spec, or one of the spec's offsets past 100 anywhere
+    (none of those numbers means anything else in the kernel)."""
+    big = "|".join(str(v) for v in sorted(offsets) if v >= 100)
+    mid = "|".join(str(v) for v in sorted(offsets) if v >= 12)
+    pat = re.compile(rf"\bh\s*\+\s*\d+\b|\bhpz?\[\w+\]\s*\+\s*\d+\b|\bhpz?\[\w+\]\[\d+\]"
+                     rf"|\bp\s*\+\s*(?:{mid})\b|\b(?:{big})\b")
+    return [(i, m.group(0)) for i, code in lines for m in pat.finditer(code)]
+
+
+def test_no_bare_header_offset_in_the_lldf_kernel():
+    offsets = {v for k, v in spec("_lldf_codes.pxd").items() if k.startswith("OFF_")}
+    left = bare_offsets(code_lines(NATIVE / "_lldf.pyx"), offsets)
+    assert not left, f"_lldf.pyx: header offsets as numbers, use the OFF_* names: {left}"
+
+
+def test_the_offset_scan_sees_the_old_forms(tmp_path):
+    offsets = {v for k, v in spec("_lldf_codes.pxd").items() if k.startswith("OFF_")}
+    p = tmp_path / "k.pyx"
+    p.write_text("a = be16(d + h + 184)\nb = hp[i][104]\nc = hp[i] + 172\n"
+                 "e = be16(d + p + 182)  # h + 1 in a comment\nj = 192 if h == 0 else 77\n"
+                 "ok = be16(d + h + OFF_SEGLEN) + p + 4\n")
+    assert [i for i, _ in bare_offsets(code_lines(p), offsets)] == [1, 2, 3, 4, 5]
