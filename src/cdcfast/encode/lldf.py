@@ -30,7 +30,7 @@ from ..formats.lldf import (H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_TS, H_YN, 
                             OFF_SEGLEN, OFF_TIMESTAMP, OFF_UORID, OPS, SOURCE, Lldf, layout)
 from ._plan import DB2_COLUMNS, DB2_INTL, STATUS, WORDS, decimal_maker, double_maker, \
     integer_maker, message_range, nullable_maker, plan, truncate_us
-from ._text import as_decimal, aware, encodable, text_encoder, timestamp_text
+from ._text import aware, encodable, text_encoder, timestamp_text, unscaled
 
 _UTC = dt.timezone.utc
 _CHANGE_TYPE = {"c": "I ", "u": "UB", "d": "D ", "t": "DM", "ddl": "CO", "message": "CM"}
@@ -389,22 +389,11 @@ def _tsz_text(v, p):
 
 def _packed(v, precision, scale, width):
     """Packed decimal, exactly (never through a float): digits, then sign nibble C or D."""
-    v = as_decimal(v)
-    sign, digits, exp = v.as_tuple()
-    if not isinstance(exp, int):
-        raise ValueError(f"{v} is not a number DECIMAL can hold")
-    n = int("".join(map(str, digits)) or "0")
-    shift = exp + scale
-    if shift >= 0:
-        n *= 10 ** shift
-    else:
-        n, rest = divmod(n, 10 ** -shift)
-        if rest:
-            raise ValueError(f"{v} has more than {scale} fraction digits")
-    text = str(n)
+    n = unscaled(v, scale)
+    text = str(abs(n))
     if len(text) > precision:
         raise ValueError(f"{v} has more than {precision} digits")
-    return bytes.fromhex(text.rjust(2 * width - 1, "0") + ("D" if sign and n else "C"))
+    return bytes.fromhex(text.rjust(2 * width - 1, "0") + ("D" if n < 0 else "C"))
 
 
 def _hfp_long(x):
