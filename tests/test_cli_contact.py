@@ -314,6 +314,13 @@ def test_generated_options_reach_decode_and_inspect(tmp_path, capsys):
     code, out, err = run(capsys, "inspect", path, "--format", "ibm-delimited", "--catalog", cat)
     assert code == 0 and "options recorded in the catalog: column_delimiter=|" in out
     assert "200 records: 200 decoded (0 with errors), 0 corrupt records" in out
+    # a recorded option of the wrong kind is a usage error, not a traceback
+    bad = tmp_path / "bad.catalog.json"
+    d = json.load(open(cat))
+    d["generated"]["options"] = {"column_delimiter": ["|"]}
+    bad.write_text(json.dumps(d))
+    code, out, err = run(capsys, "inspect", path, "--format", "ibm-delimited", "--catalog", bad)
+    assert code == cli.USAGE and "column_delimiter" in one_line(err)
     # an explicit --option wins over the recorded one
     code, out, err = run(capsys, "inspect", path, "--format", "ibm-delimited", "--catalog", cat,
                          "--option", "column_delimiter=;")

@@ -134,8 +134,8 @@ def _decoder(args):
     try:
         options = {**from_catalog, **fmt.options_from_text(given)}
         return cdcfast.Decoder(args.format, catalog=catalog, mode=args.mode, **options)
-    except ValueError as e:
-        raise Failure(USAGE, str(e)) from None
+    except (ValueError, TypeError) as e:    # (TypeError: a catalog's recorded option of
+        raise Failure(USAGE, str(e)) from None  # the wrong JSON kind)
 
 
 # -- outputs -------------------------------------------------------------------------------------
