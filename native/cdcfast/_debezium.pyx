@@ -17,10 +17,11 @@ Problems of a row are kept as one entry, the first in document order (the refere
 Python writes their texts (cdcfast/formats/_dbz_run.py).
 """
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
-from libc.stdlib cimport realloc, free
+from libc.stdlib cimport free
 from libc.string cimport memcpy, memcmp, memset, memchr
 from libc.math cimport NAN, INFINITY, isinf
 
+from cdcfast._mem cimport grow
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_unset,
                              bits_set, bits_get, kind_column)
 from cdcfast._kinds cimport *
@@ -184,16 +185,16 @@ cdef class Out:
         cdef int64_t j, n = len(kinds) if images else 0
         self.ncols = n
         self.images = images
-        self.kind = <int32_t*>_grow(NULL, (n + 1) * 4)
-        self.prec = <int32_t*>_grow(NULL, (n + 1) * 4)
-        self.scl = <int32_t*>_grow(NULL, (n + 1) * 4)
-        self.nullable = <uint8_t*>_grow(NULL, n + 1)
-        self.enc = <int32_t*>_grow(NULL, (n + 1) * 4)
-        self.escale = <int32_t*>_grow(NULL, (n + 1) * 4)
-        self.unit = <int32_t*>_grow(NULL, (n + 1) * 4)
-        self.sent_b = <uint8_t*>_grow(NULL, n + 1)
-        self.sent_a = <uint8_t*>_grow(NULL, n + 1)
-        self.noff = <int64_t*>_grow(NULL, (n + 1) * 8)
+        self.kind = <int32_t*>grow(NULL, (n + 1) * 4)
+        self.prec = <int32_t*>grow(NULL, (n + 1) * 4)
+        self.scl = <int32_t*>grow(NULL, (n + 1) * 4)
+        self.nullable = <uint8_t*>grow(NULL, n + 1)
+        self.enc = <int32_t*>grow(NULL, (n + 1) * 4)
+        self.escale = <int32_t*>grow(NULL, (n + 1) * 4)
+        self.unit = <int32_t*>grow(NULL, (n + 1) * 4)
+        self.sent_b = <uint8_t*>grow(NULL, n + 1)
+        self.sent_a = <uint8_t*>grow(NULL, n + 1)
+        self.noff = <int64_t*>grow(NULL, (n + 1) * 8)
         blob = b""
         self.noff[0] = 0
         for j in range(n):
@@ -234,8 +235,8 @@ cdef class Out:
             + self.before + self.after + self.changed + self.present
         self.vars_ = [c for c in self.cols if c.layout == VAR]
         self.nvars = len(self.vars_)
-        self.voffs = <int32_t***>_grow(NULL, (self.nvars + 1) * sizeof(void*))
-        self.vdlen = <int64_t**>_grow(NULL, (self.nvars + 1) * sizeof(void*))
+        self.voffs = <int32_t***>grow(NULL, (self.nvars + 1) * sizeof(void*))
+        self.vdlen = <int64_t**>grow(NULL, (self.nvars + 1) * sizeof(void*))
         cdef Column vc
         for j, vc in enumerate(self.vars_):
             self.voffs[j] = &vc.offs
@@ -304,9 +305,9 @@ cdef class Out:
             self.room = min([c.cap for c in self.cols])
         if self.rcap <= n:
             self.rcap = max(64, 2 * self.rcap)
-            self.rmsg = <int64_t*>_grow(self.rmsg, self.rcap * 8)
-            self.rstart = <int64_t*>_grow(self.rstart, self.rcap * 8)
-            self.rend = <int64_t*>_grow(self.rend, self.rcap * 8)
+            self.rmsg = <int64_t*>grow(self.rmsg, self.rcap * 8)
+            self.rstart = <int64_t*>grow(self.rstart, self.rcap * 8)
+            self.rend = <int64_t*>grow(self.rend, self.rcap * 8)
         return 0
 
     cdef int add_problem(self, int64_t row, int64_t field, int64_t code, int64_t pos,
@@ -324,7 +325,7 @@ cdef class Out:
             return 0
         if self.nerr >= self.errcap:
             self.errcap = max(64, 2 * self.errcap)
-            self.errs = <int64_t*>_grow(self.errs, self.errcap * 6 * 8)
+            self.errs = <int64_t*>grow(self.errs, self.errcap * 6 * 8)
         e = self.errs + self.nerr * 6
         e[0] = row
         e[1] = field
@@ -479,8 +480,8 @@ cdef class Scanner:
         self.tcat.append(cat)
         if self.ntid >= self.tcap:
             self.tcap = max(16, 2 * self.tcap)
-            self.tslot = <int64_t*>_grow(self.tslot, self.tcap * 8)
-            self.tcontrol = <uint8_t*>_grow(self.tcontrol, self.tcap)
+            self.tslot = <int64_t*>grow(self.tslot, self.tcap * 8)
+            self.tcontrol = <uint8_t*>grow(self.tcontrol, self.tcap)
         self.tnames.append(name)
         self.tslot[self.ntid] = slot
         self.tcontrol[self.ntid] = control_only
@@ -1675,7 +1676,7 @@ cdef class Scanner:
         """Base64 of a big-endian two's complement integer (at most 128 bits): 1, else 0."""
         if n > self.scap:
             self.scap = n + 64
-            self.scratch = <uint8_t*>_grow(self.scratch, self.scap)
+            self.scratch = <uint8_t*>grow(self.scratch, self.scap)
         cdef int64_t k = base64_decode(p, n, self.scratch)
         return k > 0 and cdc_jv_twos(self.scratch, k, out)
 

@@ -17,6 +17,7 @@ from libc.stdlib cimport malloc, realloc, free
 from cpython.bytes cimport PyBytes_FromStringAndSize
 cimport cython
 
+from cdcfast._mem cimport grow
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_null, offsets_to,
                              bits_set, bits_get, var_commit, kind_column)
 from cdcfast._kinds cimport *
@@ -52,12 +53,6 @@ cdef int64_t INT32_MIN = -2147483648, INT32_MAX = 2147483647
 cdef int64_t I64_MIN = -9223372036854775807 - 1, I64_MAX = 9223372036854775807
 
 
-
-cdef inline void* _grow(void* p, int64_t n) except NULL:
-    cdef void* q = realloc(p, n if n > 0 else 1)
-    if q == NULL:
-        raise MemoryError()
-    return q
 
 
 @cython.final
@@ -134,8 +129,8 @@ cdef class Scanner:
         self.tn_tid = NULL
         self.nname = 0
         self.ntab = 0
-        self.tncols = <int64_t*>_grow(NULL, 8 * 8)
-        self.tcatalog = <uint8_t*>_grow(NULL, 8)
+        self.tncols = <int64_t*>grow(NULL, 8 * 8)
+        self.tcatalog = <uint8_t*>grow(NULL, 8)
         self.last_t = -1
         self.no_tables = 0
         self.rcap = 0
@@ -154,8 +149,8 @@ cdef class Scanner:
         """A new table id; `ncols` -1 lets its first record fix N (no catalog)."""
         cdef int64_t t = self.ntab
         if t % 8 == 0:
-            self.tncols = <int64_t*>_grow(self.tncols, (t + 8) * 8)
-            self.tcatalog = <uint8_t*>_grow(self.tcatalog, t + 8)
+            self.tncols = <int64_t*>grow(self.tncols, (t + 8) * 8)
+            self.tcatalog = <uint8_t*>grow(self.tcatalog, t + 8)
         self.tncols[t] = ncols
         self.tcatalog[t] = from_catalog
         self.ntab += 1
@@ -165,9 +160,9 @@ cdef class Scanner:
         """Records naming owner.name (raw unescaped bytes) belong to `table_id`."""
         cdef int64_t k = self.nname
         if k % 8 == 0:
-            self.tn_at = <int64_t*>_grow(self.tn_at, (k + 8) * 4 * 8)
-            self.tn_tid = <int32_t*>_grow(self.tn_tid, (k + 8) * 4)
-        self.tn_buf = <uint8_t*>_grow(self.tn_buf, self.tn_len + len(owner) + len(name))
+            self.tn_at = <int64_t*>grow(self.tn_at, (k + 8) * 4 * 8)
+            self.tn_tid = <int32_t*>grow(self.tn_tid, (k + 8) * 4)
+        self.tn_buf = <uint8_t*>grow(self.tn_buf, self.tn_len + len(owner) + len(name))
         memcpy(self.tn_buf + self.tn_len, <const char*>owner, len(owner))
         self.tn_at[4 * k] = self.tn_len
         self.tn_at[4 * k + 1] = len(owner)
@@ -193,16 +188,16 @@ cdef class Scanner:
         if n <= self.rcap:
             return 0
         cdef int64_t c = max(n, 2 * self.rcap, 1024)
-        self.r_msg = <int64_t*>_grow(self.r_msg, c * 8)
-        self.r_seq = <int64_t*>_grow(self.r_seq, c * 8)
-        self.r_start = <int64_t*>_grow(self.r_start, c * 8)
-        self.r_end = <int64_t*>_grow(self.r_end, c * 8)
-        self.r_f0 = <int64_t*>_grow(self.r_f0, c * 8)
-        self.r_nf = <int32_t*>_grow(self.r_nf, c * 4)
-        self.r_tab = <int32_t*>_grow(self.r_tab, c * 4)
-        self.r_err = <int32_t*>_grow(self.r_err, c * 4)
-        self.r_errpos = <int64_t*>_grow(self.r_errpos, c * 8)
-        self.r_errfld = <int32_t*>_grow(self.r_errfld, c * 4)
+        self.r_msg = <int64_t*>grow(self.r_msg, c * 8)
+        self.r_seq = <int64_t*>grow(self.r_seq, c * 8)
+        self.r_start = <int64_t*>grow(self.r_start, c * 8)
+        self.r_end = <int64_t*>grow(self.r_end, c * 8)
+        self.r_f0 = <int64_t*>grow(self.r_f0, c * 8)
+        self.r_nf = <int32_t*>grow(self.r_nf, c * 4)
+        self.r_tab = <int32_t*>grow(self.r_tab, c * 4)
+        self.r_err = <int32_t*>grow(self.r_err, c * 4)
+        self.r_errpos = <int64_t*>grow(self.r_errpos, c * 8)
+        self.r_errfld = <int32_t*>grow(self.r_errfld, c * 4)
         self.rcap = c
         return 0
 
@@ -210,16 +205,16 @@ cdef class Scanner:
         if n <= self.fcap:
             return 0
         cdef int64_t c = max(n, 2 * self.fcap, 16384)
-        self.f_s = <int64_t*>_grow(self.f_s, c * 16)
+        self.f_s = <int64_t*>grow(self.f_s, c * 16)
         self.f_e = self.f_s + 1
-        self.f_fl = <uint8_t*>_grow(self.f_fl, c)
+        self.f_fl = <uint8_t*>grow(self.f_fl, c)
         self.fcap = c
         return 0
 
     cdef uint8_t* _scratch(self, int64_t n) except NULL:
         if n > self.scap or self.scratch == NULL:      # never NULL, even for n == 0
             self.scap = max(n, 2 * self.scap, 4096)
-            self.scratch = <uint8_t*>_grow(self.scratch, self.scap + 16)   # + 16: see _column
+            self.scratch = <uint8_t*>grow(self.scratch, self.scap + 16)   # + 16: see _column
         return self.scratch
 
     def reset(self):
@@ -265,7 +260,7 @@ cdef class Scanner:
         cdef const uint8_t* np_
         cdef uint8_t* saved = NULL
         if self.f_fl[f0 + 4] & F_ESCAPED:       # the owner sits in scratch: keep it aside
-            saved = <uint8_t*>_grow(NULL, on)
+            saved = <uint8_t*>grow(NULL, on)
             memcpy(saved, op, on)
             op = saved
         np_ = self.content(f0 + 5, &nn)
@@ -467,12 +462,12 @@ cdef class TableOut:
         cdef int64_t j, n = len(kinds)
         self.ncols = n
         self.images = images
-        self.kind = <int64_t*>_grow(NULL, (n + 1) * 8)
-        self.prec = <int64_t*>_grow(NULL, (n + 1) * 8)
-        self.scale = <int64_t*>_grow(NULL, (n + 1) * 8)
-        self.nullable = <uint8_t*>_grow(NULL, n + 1)
-        self.is_char = <uint8_t*>_grow(NULL, n + 1)
-        self.is_lob = <uint8_t*>_grow(NULL, n + 1)
+        self.kind = <int64_t*>grow(NULL, (n + 1) * 8)
+        self.prec = <int64_t*>grow(NULL, (n + 1) * 8)
+        self.scale = <int64_t*>grow(NULL, (n + 1) * 8)
+        self.nullable = <uint8_t*>grow(NULL, n + 1)
+        self.is_char = <uint8_t*>grow(NULL, n + 1)
+        self.is_lob = <uint8_t*>grow(NULL, n + 1)
         for j in range(n):
             self.kind[j] = kinds[j]
             self.prec[j] = precs[j]
@@ -623,10 +618,10 @@ cdef class TableOut:
     cdef int _ensure_rows(self, int64_t k) except -1:
         if k > self.rowcap:
             self.rowcap = max(k, 2 * self.rowcap, 1024)
-            self.rowop = <uint8_t*>_grow(self.rowop, self.rowcap)
-            self.rowmode = <uint8_t*>_grow(self.rowmode, self.rowcap)
-            self.rowrec = <int64_t*>_grow(self.rowrec, self.rowcap * 8)
-            self.rowf0 = <int64_t*>_grow(self.rowf0, self.rowcap * 8)
+            self.rowop = <uint8_t*>grow(self.rowop, self.rowcap)
+            self.rowmode = <uint8_t*>grow(self.rowmode, self.rowcap)
+            self.rowrec = <int64_t*>grow(self.rowrec, self.rowcap * 8)
+            self.rowf0 = <int64_t*>grow(self.rowf0, self.rowcap * 8)
         return 0
 
     # -- stage 2 ---------------------------------------------------------------------------
@@ -983,10 +978,10 @@ cdef class TableOut:
         # per chunk, once, in one pass over the rows: rows by op as bitmaps (bit i = row
         # row0 + i), and which image fields are NULL, one bitmap per field — so that the
         # per-column work is a few word operations instead of a strided load per row
-        cdef int64_t* todo = <int64_t*>_grow(NULL, 4 * k * 8)
+        cdef int64_t* todo = <int64_t*>grow(NULL, 4 * k * 8)
         cdef int64_t* upd = todo + 2 * k
         cdef int64_t* odd = todo + 3 * k
-        cdef uint8_t* bm = <uint8_t*>_grow(NULL, (5 + 2 * n) * nb + 2 * n)
+        cdef uint8_t* bm = <uint8_t*>grow(NULL, (5 + 2 * n) * nb + 2 * n)
         cdef uint8_t* zero = bm + (5 + 2 * n) * nb
         cdef const uint8_t* fp[8]
         cdef int64_t g, r

@@ -4,7 +4,6 @@ _json.h / _jsonval.h, and the inline writers of one value into an Arrow Column a
 rows are written at an index, so a value can be taken back (`undo_value`) when the row turns
 out to belong elsewhere."""
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t
-from libc.stdlib cimport realloc
 from libc.string cimport memcpy, memcmp
 
 from cdcfast._arrow cimport Column, VAR, BITS, col_valid, col_unset, bits_get
@@ -55,12 +54,6 @@ cdef extern from "<stdint.h>":
     int64_t I64_MIN "INT64_MIN"
     int64_t I64_MAX "INT64_MAX"
 
-
-cdef inline void* _grow(void* p, int64_t n) except NULL:
-    cdef void* q = realloc(p, n if n > 0 else 1)
-    if q == NULL:
-        raise MemoryError()
-    return q
 
 
 cdef inline int64_t ws(const uint8_t* b, int64_t i, int64_t end) noexcept nogil:

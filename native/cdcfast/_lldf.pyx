@@ -17,9 +17,10 @@ bytes to show) that the Python layer turns into `_error` text.
 """
 from libc.stdint cimport uint8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memcmp, memset
-from libc.stdlib cimport realloc, free
+from libc.stdlib cimport free
 cimport cython
 
+from cdcfast._mem cimport grow
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get,
                              offsets_to)
 from cdcfast._values cimport (A, parse_date10, parse_time, parse_timestamp,
@@ -434,12 +435,6 @@ cdef extern from *:
                                            cdc_lldf_charf* f) noexcept nogil
 
 
-cdef inline void* _grow(void* p, int64_t n) except NULL:
-    cdef void* q = realloc(p, n if n > 0 else 1)
-    if q == NULL:
-        raise MemoryError()
-    return q
-
 
 cdef struct Phys:
     # one physical record, or a span that cannot be framed (err != 0)
@@ -563,8 +558,8 @@ cdef class Framer:
         self.in_msg = 0
         cdef int64_t i
         self.hcap = 64
-        self.keys = <uint8_t*>_grow(NULL, self.hcap * KEY)
-        self.key_tid = <int32_t*>_grow(NULL, self.hcap * 4)
+        self.keys = <uint8_t*>grow(NULL, self.hcap * KEY)
+        self.key_tid = <int32_t*>grow(NULL, self.hcap * 4)
         for i in range(self.hcap):
             self.key_tid[i] = -1
         self.last_tid = -1
@@ -586,26 +581,26 @@ cdef class Framer:
         if n <= self.rcap:
             return 0
         cdef int64_t c = max(n, 2 * self.rcap)
-        self.r_msg = <int64_t*>_grow(self.r_msg, c * 8)
-        self.r_seq = <int64_t*>_grow(self.r_seq, c * 8)
-        self.r_p = <int64_t*>_grow(self.r_p, c * 8)
-        self.r_end = <int64_t*>_grow(self.r_end, c * 8)
-        self.r_h = <int64_t*>_grow(self.r_h, c * 8)
-        self.r_L = <int64_t*>_grow(self.r_L, c * 8)
-        self.r_dat = <int64_t*>_grow(self.r_dat, c * 8)
-        self.r_dlen = <int64_t*>_grow(self.r_dlen, c * 8)
-        self.r_nseg = <int32_t*>_grow(self.r_nseg, c * 4)
-        self.r_seg0 = <int64_t*>_grow(self.r_seg0, c * 8)
-        self.r_tab = <int32_t*>_grow(self.r_tab, c * 4)
-        self.r_op = <uint8_t*>_grow(self.r_op, c)
-        self.r_err = <int32_t*>_grow(self.r_err, c * 4)
-        self.r_efield = <int32_t*>_grow(self.r_efield, c * 4)
-        self.r_epos = <int64_t*>_grow(self.r_epos, c * 8)
-        self.r_ea = <int64_t*>_grow(self.r_ea, c * 8)
-        self.r_eb = <int64_t*>_grow(self.r_eb, c * 8)
-        self.r_ec = <int64_t*>_grow(self.r_ec, c * 8)
-        self.r_rawpos = <int64_t*>_grow(self.r_rawpos, c * 8)
-        self.r_rawlen = <int64_t*>_grow(self.r_rawlen, c * 8)
+        self.r_msg = <int64_t*>grow(self.r_msg, c * 8)
+        self.r_seq = <int64_t*>grow(self.r_seq, c * 8)
+        self.r_p = <int64_t*>grow(self.r_p, c * 8)
+        self.r_end = <int64_t*>grow(self.r_end, c * 8)
+        self.r_h = <int64_t*>grow(self.r_h, c * 8)
+        self.r_L = <int64_t*>grow(self.r_L, c * 8)
+        self.r_dat = <int64_t*>grow(self.r_dat, c * 8)
+        self.r_dlen = <int64_t*>grow(self.r_dlen, c * 8)
+        self.r_nseg = <int32_t*>grow(self.r_nseg, c * 4)
+        self.r_seg0 = <int64_t*>grow(self.r_seg0, c * 8)
+        self.r_tab = <int32_t*>grow(self.r_tab, c * 4)
+        self.r_op = <uint8_t*>grow(self.r_op, c)
+        self.r_err = <int32_t*>grow(self.r_err, c * 4)
+        self.r_efield = <int32_t*>grow(self.r_efield, c * 4)
+        self.r_epos = <int64_t*>grow(self.r_epos, c * 8)
+        self.r_ea = <int64_t*>grow(self.r_ea, c * 8)
+        self.r_eb = <int64_t*>grow(self.r_eb, c * 8)
+        self.r_ec = <int64_t*>grow(self.r_ec, c * 8)
+        self.r_rawpos = <int64_t*>grow(self.r_rawpos, c * 8)
+        self.r_rawlen = <int64_t*>grow(self.r_rawlen, c * 8)
         self.rcap = c
         return 0
 
@@ -633,8 +628,8 @@ cdef class Framer:
         if 2 * (self.nkeys + 1) > self.hcap:
             okeys, otid = self.keys, self.key_tid
             self.hcap = 2 * old
-            self.keys = <uint8_t*>_grow(NULL, self.hcap * KEY)
-            self.key_tid = <int32_t*>_grow(NULL, self.hcap * 4)
+            self.keys = <uint8_t*>grow(NULL, self.hcap * KEY)
+            self.key_tid = <int32_t*>grow(NULL, self.hcap * 4)
             for j in range(self.hcap):
                 self.key_tid[j] = -1
             self.nkeys = 0
@@ -678,17 +673,17 @@ cdef class Framer:
         self._insert(self.pend, tid)
         if tid >= self.ntid:
             n = max(tid + 1, 2 * self.ntid, 16)
-            self.t_sch = <int64_t*>_grow(self.t_sch, n * 8)
-            self.t_schlen = <int64_t*>_grow(self.t_schlen, n * 8)
-            self.t_tab = <int64_t*>_grow(self.t_tab, n * 8)
-            self.t_tablen = <int64_t*>_grow(self.t_tablen, n * 8)
-            self.t_flags = <uint8_t*>_grow(self.t_flags, n)
+            self.t_sch = <int64_t*>grow(self.t_sch, n * 8)
+            self.t_schlen = <int64_t*>grow(self.t_schlen, n * 8)
+            self.t_tab = <int64_t*>grow(self.t_tab, n * 8)
+            self.t_tablen = <int64_t*>grow(self.t_tablen, n * 8)
+            self.t_flags = <uint8_t*>grow(self.t_flags, n)
             for i in range(self.ntid, n):
                 self.t_schlen[i] = -1
                 self.t_tablen[i] = 0
                 self.t_flags[i] = 0
             self.ntid = n
-        self.nbuf = <uint8_t*>_grow(self.nbuf, self.nlen + len(sch) + len(table))
+        self.nbuf = <uint8_t*>grow(self.nbuf, self.nlen + len(sch) + len(table))
         self.t_sch[tid] = self.nlen
         self.t_schlen[tid] = len(sch) if schema is not None else -1
         memcpy(self.nbuf + self.nlen, <const char*>sch, len(sch))
@@ -852,8 +847,8 @@ cdef class Framer:
     cdef int _seg(self, int64_t r, int64_t log, int64_t phys) except -1:
         if self.nseg >= self.segcap:
             self.segcap = max(64, 2 * self.segcap)
-            self.s_log = <int64_t*>_grow(self.s_log, self.segcap * 8)
-            self.s_phys = <int64_t*>_grow(self.s_phys, self.segcap * 8)
+            self.s_log = <int64_t*>grow(self.s_log, self.segcap * 8)
+            self.s_phys = <int64_t*>grow(self.s_phys, self.segcap * 8)
         self.s_log[self.nseg] = log
         self.s_phys[self.nseg] = phys
         self.nseg += 1
@@ -862,7 +857,7 @@ cdef class Framer:
     cdef int _append(self, const uint8_t* p, int64_t n) except -1:
         if self.slen + n > self.scap:
             self.scap = max(self.slen + n, 2 * self.scap, 4096)
-            self.scratch = <uint8_t*>_grow(self.scratch, self.scap)
+            self.scratch = <uint8_t*>grow(self.scratch, self.scap)
         memcpy(self.scratch + self.slen, p, n)
         self.slen += n
         return 0
@@ -1159,11 +1154,11 @@ cdef class TableOut:
         cdef int64_t j, k, n = len(kinds)
         self.ncols = n
         self.images = images
-        self.kind = <int64_t*>_grow(NULL, (n + 1) * 8)
-        self.width = <int64_t*>_grow(NULL, (n + 1) * 8)
-        self.prec = <int64_t*>_grow(NULL, (n + 1) * 8)
-        self.nullable = <uint8_t*>_grow(NULL, n + 1)
-        self.tz = <uint8_t*>_grow(NULL, n + 1)
+        self.kind = <int64_t*>grow(NULL, (n + 1) * 8)
+        self.width = <int64_t*>grow(NULL, (n + 1) * 8)
+        self.prec = <int64_t*>grow(NULL, (n + 1) * 8)
+        self.nullable = <uint8_t*>grow(NULL, n + 1)
+        self.tz = <uint8_t*>grow(NULL, n + 1)
         for j in range(n):
             self.kind[j] = kinds[j]
             self.width[j] = widths[j]
@@ -1171,9 +1166,9 @@ cdef class TableOut:
             self.nullable[j] = nullables[j]
             self.tz[j] = tzs[j]
         self.nhead = len(header)
-        self.h_kind = <int64_t*>_grow(NULL, self.nhead * 8)
-        self.h_off = <int64_t*>_grow(NULL, self.nhead * 8)
-        self.h_width = <int64_t*>_grow(NULL, self.nhead * 8)
+        self.h_kind = <int64_t*>grow(NULL, self.nhead * 8)
+        self.h_off = <int64_t*>grow(NULL, self.nhead * 8)
+        self.h_width = <int64_t*>grow(NULL, self.nhead * 8)
         for j in range(self.nhead):
             self.h_off[j], self.h_width[j], self.h_kind[j] = header[j]
             if self.h_kind[j] == H_CHAR and not (1 <= self.h_width[j] <= 16
@@ -1209,18 +1204,18 @@ cdef class TableOut:
         self.after_v = Column(VALIDITY)
         self.changed_v = Column(VALIDITY)
         self.present_v = Column(VALIDITY)
-        self.lsz = <uint8_t*>_grow(NULL, n + 1)
-        self.wcol = <WCol*>_grow(NULL, (n + 1) * sizeof(WCol))
-        self.vp = <const uint8_t**>_grow(NULL, 2 * BLOCK * (n + 1) * sizeof(uint8_t*))
-        self.vl = <int32_t*>_grow(NULL, 2 * BLOCK * (n + 1) * 4)
-        self.ip = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
-        self.iend = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
-        self.rend = <const uint8_t**>_grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
-        self.ibase = <int64_t*>_grow(NULL, 2 * BLOCK * 8)
-        self.todo = <int64_t*>_grow(NULL, BLOCK * 8)
-        self.todoimg = <int64_t*>_grow(NULL, 2 * BLOCK * 8)
-        self.hard = <int64_t*>_grow(NULL, BLOCK * 8)
-        self.latin = <uint8_t*>_grow(NULL, 2 * (n + 1))
+        self.lsz = <uint8_t*>grow(NULL, n + 1)
+        self.wcol = <WCol*>grow(NULL, (n + 1) * sizeof(WCol))
+        self.vp = <const uint8_t**>grow(NULL, 2 * BLOCK * (n + 1) * sizeof(uint8_t*))
+        self.vl = <int32_t*>grow(NULL, 2 * BLOCK * (n + 1) * 4)
+        self.ip = <const uint8_t**>grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
+        self.iend = <const uint8_t**>grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
+        self.rend = <const uint8_t**>grow(NULL, 2 * BLOCK * sizeof(uint8_t*))
+        self.ibase = <int64_t*>grow(NULL, 2 * BLOCK * 8)
+        self.todo = <int64_t*>grow(NULL, BLOCK * 8)
+        self.todoimg = <int64_t*>grow(NULL, 2 * BLOCK * 8)
+        self.hard = <int64_t*>grow(NULL, BLOCK * 8)
+        self.latin = <uint8_t*>grow(NULL, 2 * (n + 1))
         memset(self.latin, 0, 2 * (n + 1))
         for j in range(n):
             k = self.kind[j]
@@ -1337,10 +1332,10 @@ cdef class TableOut:
         cdef int64_t keep = rawlen if rawlen < RAW_SHOWN else RAW_SHOWN
         if self.nerr >= self.errcap:
             self.errcap = max(64, 2 * self.errcap)
-            self.errs = <int64_t*>_grow(self.errs, self.errcap * ERR_WORDS * 8)
+            self.errs = <int64_t*>grow(self.errs, self.errcap * ERR_WORDS * 8)
         if self.nraw + keep > self.rawcap:
             self.rawcap = max(1024, 2 * self.rawcap, self.nraw + keep)
-            self.raw = <uint8_t*>_grow(self.raw, self.rawcap)
+            self.raw = <uint8_t*>grow(self.raw, self.rawcap)
         e = self.errs + self.nerr * ERR_WORDS
         e[0] = row; e[1] = code; e[2] = field; e[3] = pos; e[4] = a; e[5] = b; e[6] = c
         e[7] = msg; e[8] = self.nraw; e[9] = keep; e[10] = 0; e[11] = 0
@@ -1359,9 +1354,9 @@ cdef class TableOut:
         cdef uint8_t op
         if self.rowcap < fr.nrec:
             self.rowcap = max(fr.nrec, 2 * self.rowcap)
-            self.rows = <int64_t*>_grow(self.rows, self.rowcap * 8)
-            self.hp = <const uint8_t**>_grow(self.hp, self.rowcap * sizeof(uint8_t*))
-            self.hpz = <const uint8_t**>_grow(self.hpz, self.rowcap * sizeof(uint8_t*))
+            self.rows = <int64_t*>grow(self.rows, self.rowcap * 8)
+            self.hp = <const uint8_t**>grow(self.hp, self.rowcap * sizeof(uint8_t*))
+            self.hpz = <const uint8_t**>grow(self.hpz, self.rowcap * sizeof(uint8_t*))
         for r in range(fr.nrec):
             t = fr.r_tab[r]
             if t < 0:
@@ -1384,7 +1379,7 @@ cdef class TableOut:
         cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0
         if nb > self.fbcap:
             self.fbcap = max(nb, 2 * self.fbcap)
-            self.framedbm = <uint8_t*>_grow(self.framedbm, self.fbcap)
+            self.framedbm = <uint8_t*>grow(self.framedbm, self.fbcap)
         memset(self.framedbm, 0, nb)
         self.nunframed = 0
         for r in range(k):
@@ -1817,10 +1812,10 @@ cdef class TableOut:
         cdef int64_t raw0, e_rec, raw_rec
         if self.ccap < n:
             self.ccap = n
-            self.cb = <Col*>_grow(self.cb, n * sizeof(Col))
-            self.ca = <Col*>_grow(self.ca, n * sizeof(Col))
-            self.cc = <Col*>_grow(self.cc, n * sizeof(Col))
-            self.cp = <Col*>_grow(self.cp, n * sizeof(Col))
+            self.cb = <Col*>grow(self.cb, n * sizeof(Col))
+            self.ca = <Col*>grow(self.ca, n * sizeof(Col))
+            self.cc = <Col*>grow(self.cc, n * sizeof(Col))
+            self.cp = <Col*>grow(self.cp, n * sizeof(Col))
         self._load(self.before, self.cb)
         self._load(self.after, self.ca)
         self._load(self.changed, self.cc)
@@ -1835,11 +1830,11 @@ cdef class TableOut:
         cdef uint8_t* vd
         if nbs > self.bmcap:
             self.bmcap = max(nbs, 2 * self.bmcap)
-            self.okbm = <uint8_t*>_grow(self.okbm, self.bmcap)
-            self.insbm = <uint8_t*>_grow(self.insbm, self.bmcap)
-            self.updbm = <uint8_t*>_grow(self.updbm, self.bmcap)
-            self.imgbm = <uint8_t*>_grow(self.imgbm, 2 * self.bmcap)
-            self.nulbm = <uint8_t*>_grow(self.nulbm, 2 * (n + 1) * self.bmcap)
+            self.okbm = <uint8_t*>grow(self.okbm, self.bmcap)
+            self.insbm = <uint8_t*>grow(self.insbm, self.bmcap)
+            self.updbm = <uint8_t*>grow(self.updbm, self.bmcap)
+            self.imgbm = <uint8_t*>grow(self.imgbm, 2 * self.bmcap)
+            self.nulbm = <uint8_t*>grow(self.nulbm, 2 * (n + 1) * self.bmcap)
         self.nbstride = nbs
         self.bm0 = b0
         self.row0 = row0
@@ -2315,9 +2310,9 @@ cdef bint text_run(TextRun* t, const uint8_t* rows, int32_t* offs, uint8_t* data
     cdef const uint8_t* v
     if text + cap + 32 > t.cap:
         t.cap = max(text + cap + 32, 2 * t.cap)
-        t.scr = <uint8_t*>_grow(t.scr, t.cap)
-        t.high = <uint32_t*>_grow(t.high, (t.cap // 32 + 2) * 4)
-        t.cum = <int32_t*>_grow(t.cum, (t.cap // 32 + 2) * 4)
+        t.scr = <uint8_t*>grow(t.scr, t.cap)
+        t.high = <uint32_t*>grow(t.high, (t.cap // 32 + 2) * 4)
+        t.cum = <int32_t*>grow(t.cum, (t.cap // 32 + 2) * 4)
     cdef uint8_t* scr = t.scr
     for w in range(nval):
         i = todo[w]
@@ -2366,14 +2361,14 @@ def codepage_run(list values, bytes u8, bytes u8len, bint mixed, bytes tails):
         buf += bytes(tails[i % len(tails)] if tails else 0)
     cdef bytes mem = bytes(buf)
     cdef const uint8_t* base = mem
-    cdef const uint8_t** vp = <const uint8_t**>_grow(NULL, (n + 1) * sizeof(uint8_t*))
-    cdef const uint8_t** iend = <const uint8_t**>_grow(NULL, (n + 1) * sizeof(uint8_t*))
-    cdef const uint8_t** rend = <const uint8_t**>_grow(NULL, (n + 1) * sizeof(uint8_t*))
+    cdef const uint8_t** vp = <const uint8_t**>grow(NULL, (n + 1) * sizeof(uint8_t*))
+    cdef const uint8_t** iend = <const uint8_t**>grow(NULL, (n + 1) * sizeof(uint8_t*))
+    cdef const uint8_t** rend = <const uint8_t**>grow(NULL, (n + 1) * sizeof(uint8_t*))
     cdef int64_t vmax = 0
-    cdef int32_t* vl = <int32_t*>_grow(NULL, (n + 1) * 4)
-    cdef int64_t* todo = <int64_t*>_grow(NULL, (n + 1) * 8)
-    cdef int32_t* offs = <int32_t*>_grow(NULL, (n + 1) * 4)
-    cdef uint8_t* data = <uint8_t*>_grow(NULL, 3 * text + 40)
+    cdef int32_t* vl = <int32_t*>grow(NULL, (n + 1) * 4)
+    cdef int64_t* todo = <int64_t*>grow(NULL, (n + 1) * 8)
+    cdef int32_t* offs = <int32_t*>grow(NULL, (n + 1) * 4)
+    cdef uint8_t* data = <uint8_t*>grow(NULL, 3 * text + 40)
     try:
         for i in range(n):
             vp[i] = base + <int64_t>starts[i]

@@ -22,6 +22,7 @@ from libc.stdlib cimport free
 from libc.string cimport memcpy, memcmp, memset, memchr
 from libc.math cimport isinf
 
+from cdcfast._mem cimport grow
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get,
                              kind_column)
 from cdcfast._kinds cimport *
@@ -229,7 +230,7 @@ cdef class Scanner(Walker):
         cdef int64_t n = len(state) // sizeof(Carry)
         if n > self.carrycap:
             self.carrycap = n
-            self.carry = <Carry*>_grow(self.carry, self.carrycap * sizeof(Carry))
+            self.carry = <Carry*>grow(self.carry, self.carrycap * sizeof(Carry))
         if n:
             memcpy(self.carry, <const char*>state, n * sizeof(Carry))
         self.ncarry = n
@@ -433,11 +434,11 @@ cdef class Scanner(Walker):
             n = self.ne
             if n >= self.elcap:
                 self.elcap = max(16, 2 * self.elcap)
-                self.el_span = <int64_t*>_grow(self.el_span, self.elcap * 16)
-                self.el_hp = <int64_t*>_grow(self.el_hp, self.elcap * NE * 8)
-                self.el_hk = <int64_t*>_grow(self.el_hk, self.elcap * NE * 8)
-                self.el_he = <int64_t*>_grow(self.el_he, self.elcap * NE * 8)
-                self.el_hn = <int32_t*>_grow(self.el_hn, self.elcap * NE * 4)
+                self.el_span = <int64_t*>grow(self.el_span, self.elcap * 16)
+                self.el_hp = <int64_t*>grow(self.el_hp, self.elcap * NE * 8)
+                self.el_hk = <int64_t*>grow(self.el_hk, self.elcap * NE * 8)
+                self.el_he = <int64_t*>grow(self.el_he, self.elcap * NE * 8)
+                self.el_hn = <int32_t*>grow(self.el_hn, self.elcap * NE * 4)
             if b[i] == 123:
                 self.reset_fields(E_OP, NF)
                 e = self.walk(i, 1, depth + 1)
@@ -622,7 +623,7 @@ cdef class Scanner(Walker):
                 return &self.carry[i]
         if self.ncarry >= self.carrycap:
             self.carrycap = max(16, 2 * self.carrycap)
-            self.carry = <Carry*>_grow(self.carry, self.carrycap * sizeof(Carry))
+            self.carry = <Carry*>grow(self.carry, self.carrycap * sizeof(Carry))
         i = self.ncarry
         self.ncarry += 1
         self.carry[i].xid = xid
@@ -739,7 +740,7 @@ cdef class Scanner(Walker):
     cdef uint8_t* room(self, int64_t n) except NULL:
         if n > self.scap:
             self.scap = max(n, 2 * self.scap, 256)
-            self.scratch = <uint8_t*>_grow(self.scratch, self.scap)
+            self.scratch = <uint8_t*>grow(self.scratch, self.scap)
         return self.scratch
 
     cdef int64_t element_table(self, uint8_t tag) except -2:

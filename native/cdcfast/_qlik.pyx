@@ -22,6 +22,7 @@ from libc.stdlib cimport free
 from libc.string cimport memcpy, memcmp, memset
 from libc.math cimport NAN, INFINITY, isinf
 
+from cdcfast._mem cimport grow
 from cdcfast._arrow cimport Column, VAR, BITS, col_valid, bits_set, bits_get
 from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float
@@ -151,7 +152,7 @@ cdef class Scanner(Walker):
     cdef uint8_t* room(self, int64_t n) except NULL:
         if n > self.scap:
             self.scap = max(n, 2 * self.scap, 256)
-            self.scratch = <uint8_t*>_grow(self.scratch, self.scap)
+            self.scratch = <uint8_t*>grow(self.scratch, self.scap)
         return self.scratch
 
     # -- what Python answers -----------------------------------------------------------------

@@ -4,10 +4,11 @@ from libc.stdint cimport uint8_t, int32_t, int64_t
 from libc.stdlib cimport free
 from libc.string cimport memcmp
 
+from cdcfast._mem cimport grow
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get,
                              kind_column)
 from cdcfast._kinds cimport *
-from cdcfast._jsonrow cimport _grow, undo_value, json_unescape
+from cdcfast._jsonrow cimport undo_value, json_unescape
 
 import numpy as np
 
@@ -24,7 +25,7 @@ cdef class Out:
         self.ncols = 0
         self.kind = self.prec = self.scl = NULL
         self.nullable = self.sent_b = self.sent_a = NULL
-        self.noff = <int64_t*>_grow(NULL, 8)
+        self.noff = <int64_t*>grow(NULL, 8)
         self.noff[0] = 0
         self.names = b""
         self.lob = b""
@@ -78,13 +79,13 @@ cdef class Out:
     cdef _column(self, int32_t kind, int32_t prec, int32_t scale, bint nullable, str name):
         """One more image column (the layout's next)."""
         cdef int64_t j = self.ncols, n = j + 1
-        self.kind = <int32_t*>_grow(self.kind, n * 4)
-        self.prec = <int32_t*>_grow(self.prec, n * 4)
-        self.scl = <int32_t*>_grow(self.scl, n * 4)
-        self.nullable = <uint8_t*>_grow(self.nullable, n)
-        self.sent_b = <uint8_t*>_grow(self.sent_b, n)
-        self.sent_a = <uint8_t*>_grow(self.sent_a, n)
-        self.noff = <int64_t*>_grow(self.noff, (n + 1) * 8)
+        self.kind = <int32_t*>grow(self.kind, n * 4)
+        self.prec = <int32_t*>grow(self.prec, n * 4)
+        self.scl = <int32_t*>grow(self.scl, n * 4)
+        self.nullable = <uint8_t*>grow(self.nullable, n)
+        self.sent_b = <uint8_t*>grow(self.sent_b, n)
+        self.sent_a = <uint8_t*>grow(self.sent_a, n)
+        self.noff = <int64_t*>grow(self.noff, (n + 1) * 8)
         self.kind[j] = kind
         self.prec[j] = prec
         self.scl[j] = scale
@@ -115,13 +116,13 @@ cdef class Out:
         cdef int64_t j
         self.vars_ = [c for c in self.cols if (<Column>c).layout == VAR]
         self.nvars = len(self.vars_)
-        self.voffs = <int32_t***>_grow(self.voffs, (self.nvars + 1) * sizeof(void*))
-        self.vdlen = <int64_t**>_grow(self.vdlen, (self.nvars + 1) * sizeof(void*))
+        self.voffs = <int32_t***>grow(self.voffs, (self.nvars + 1) * sizeof(void*))
+        self.vdlen = <int64_t**>grow(self.vdlen, (self.nvars + 1) * sizeof(void*))
         for j, vc in enumerate(self.vars_):
             self.voffs[j] = &vc.offs
             self.vdlen[j] = &vc.dlen
         # the flag bitmaps, reached without Python (the fields of Columns the lists keep)
-        self.flags = <uint8_t***>_grow(self.flags, (4 * self.ncols + 1) * sizeof(void*))
+        self.flags = <uint8_t***>grow(self.flags, (4 * self.ncols + 1) * sizeof(void*))
         for j in range(self.ncols):
             vc = self.present[j]
             self.flags[4 * j] = &vc.data
@@ -215,10 +216,10 @@ cdef class Out:
             self.room = min([c.cap for c in self.cols])
         if self.rcap <= n:
             self.rcap = max(64, 2 * self.rcap)
-            self.rmsg = <int64_t*>_grow(self.rmsg, self.rcap * 8)
-            self.rstart = <int64_t*>_grow(self.rstart, self.rcap * 8)
-            self.rend = <int64_t*>_grow(self.rend, self.rcap * 8)
-            self.rop = <uint8_t*>_grow(self.rop, self.rcap)
+            self.rmsg = <int64_t*>grow(self.rmsg, self.rcap * 8)
+            self.rstart = <int64_t*>grow(self.rstart, self.rcap * 8)
+            self.rend = <int64_t*>grow(self.rend, self.rcap * 8)
+            self.rop = <uint8_t*>grow(self.rop, self.rcap)
         return 0
 
     cdef void clear_row(self, int64_t row) noexcept:
@@ -244,7 +245,7 @@ cdef class Out:
             return 0
         if self.nerr >= self.errcap:
             self.errcap = max(64, 2 * self.errcap)
-            self.errs = <int64_t*>_grow(self.errs, self.errcap * 6 * 8)
+            self.errs = <int64_t*>grow(self.errs, self.errcap * 6 * 8)
         e = self.errs + self.nerr * 6
         e[0] = row
         e[1] = field

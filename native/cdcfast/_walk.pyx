@@ -4,6 +4,7 @@ from libc.stdint cimport uint8_t, int64_t
 from libc.stdlib cimport free
 from libc.string cimport memcmp, memchr
 
+from cdcfast._mem cimport grow
 from cdcfast._arrow cimport Column, col_valid
 from cdcfast._jsonrow cimport *
 from cdcfast._rows cimport Out, ROW_OTHER, NO_NAME
@@ -57,8 +58,8 @@ cdef class Walker:
         self.tcat.append(cat)
         if self.ntid >= self.tcap:
             self.tcap = max(16, 2 * self.tcap)
-            self.tslot = <int64_t*>_grow(self.tslot, self.tcap * 8)
-            self.tunk = <uint8_t*>_grow(self.tunk, self.tcap)
+            self.tslot = <int64_t*>grow(self.tslot, self.tcap * 8)
+            self.tunk = <uint8_t*>grow(self.tunk, self.tcap)
         self.tnames.append(name)
         self.tslot[self.ntid] = slot
         self.tunk[self.ntid] = unknown
