@@ -22,6 +22,8 @@
 
 #include <stdint.h>
 #include <string.h>
+
+#include "cdcfast/_num.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -55,14 +57,6 @@ static inline int cdc_json_is_digit(uint8_t c)
 static inline int cdc_json_is_numch(uint8_t c)
 {
     return cdc_json_is_digit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
-}
-
-static inline int cdc_json_hex(uint8_t c)
-{
-    if (cdc_json_is_digit(c))
-        return c - '0';
-    c |= 0x20;
-    return (uint8_t)(c - 'a') < 6 ? c - 'a' + 10 : -1;
 }
 
 /* what may follow a number or a literal: without it "truex" or "1x" would be a word */
@@ -151,7 +145,7 @@ static inline int64_t cdc_json_string_scan(const uint8_t* buf, int64_t pos, int6
             for (int k = 2; k < 6; k++) {
                 if (i + k >= end)
                     goto truncated;
-                if (cdc_json_hex(buf[i + k]) < 0)
+                if (cdc_hexv(buf[i + k]) < 0)
                     goto bad_escape;
             }
             i += 6;     /* a lone surrogate passes: RFC 8259 allows it, its use may not */
@@ -481,8 +475,8 @@ static inline int cdc_json_document_whole(const uint8_t* buf, int64_t start, int
 /* The code unit of the 4 hex digits at p, or -1 */
 static inline int32_t cdc_json_hex4(const uint8_t* p)
 {
-    const int a = cdc_json_hex(p[0]), b = cdc_json_hex(p[1]), c = cdc_json_hex(p[2]),
-              d = cdc_json_hex(p[3]);
+    const int a = cdc_hexv(p[0]), b = cdc_hexv(p[1]), c = cdc_hexv(p[2]),
+              d = cdc_hexv(p[3]);
     return (a | b | c | d) < 0 ? -1 : a << 12 | b << 8 | c << 4 | d;
 }
 

@@ -36,7 +36,7 @@ cdef extern from "cdcfast/_json.h":
 
 cdef extern from "cdcfast/_jsonval.h":
     int cdc_jv_same(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nogil
-    ctypedef long long cdc_jv_i128      # __int128 in C; Cython only moves it
+    ctypedef long long cdc_jv_i128 "cdc_i128"   # __int128 in C (_num.h); Cython only moves it
     int cdc_jv_int(const uint8_t* p, int64_t n, int64_t lo, int64_t hi,
                    int64_t* out) noexcept nogil
     int cdc_jv_is_number(const uint8_t* p, int64_t n) noexcept nogil
@@ -47,6 +47,8 @@ cdef extern from "cdcfast/_jsonval.h":
     int cdc_jv_twos(const uint8_t* raw, int64_t n, cdc_jv_i128* out) noexcept nogil
     int64_t cdc_jv_scaled_text(cdc_jv_i128 u, int64_t scale, uint8_t* dst) noexcept nogil
     int cdc_jv_iso_us(const uint8_t* p, int64_t n, int64_t* us) noexcept nogil
+    int json_date "cdc_jv_date"(const uint8_t* p, int64_t n, int64_t* days) noexcept nogil
+    int json_time "cdc_jv_time"(const uint8_t* p, int64_t n, int64_t* us) noexcept nogil
     int64_t cdc_jv_lsn(const uint8_t* p, int64_t n, uint8_t* dst) noexcept nogil
 
 

@@ -9,25 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef __int128 cdc_jv_i128;
-
-static const cdc_jv_i128 CDC_JV_P19 = (cdc_jv_i128)10000000000000000000ULL;
-
-/* 10**k for k in 0..38 */
-static inline cdc_jv_i128 cdc_jv_pow10(int k)
-{
-    cdc_jv_i128 r = 1;
-    while (k >= 19) {
-        r *= CDC_JV_P19;
-        k -= 19;
-    }
-    static const uint64_t p[19] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL,
-        1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
-        100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
-        1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
-        1000000000000000000ULL};
-    return r * (cdc_jv_i128)p[k];
-}
+#include "cdcfast/_num.h"
 
 /* a[0:n] == b[0:n], for short keys without a call to memcmp */
 static inline int cdc_jv_same(const uint8_t* a, const uint8_t* b, int64_t n)
@@ -48,31 +30,11 @@ static inline int cdc_jv_same(const uint8_t* a, const uint8_t* b, int64_t n)
 /* -?(0|[1-9][0-9]*) within [lo, hi] */
 static inline int cdc_jv_int(const uint8_t* p, int64_t n, int64_t lo, int64_t hi, int64_t* out)
 {
-    int64_t i = 0;
-    int neg = 0;
-    uint64_t acc = 0;
-    if (n > 0 && p[0] == '-') {
-        neg = 1;
-        i = 1;
-    }
-    if (i >= n || (p[i] == '0' && n - i > 1) || n - i > 19)
+    const int neg = n > 0 && p[0] == '-';
+    uint64_t acc;
+    if (neg >= n || (p[neg] == '0' && n - neg > 1) || !cdc_digits_u64(p + neg, n - neg, &acc))
         return 0;
-    for (; i < n; i++) {
-        const unsigned d = (unsigned)(p[i] - '0');
-        if (d > 9)
-            return 0;
-        acc = acc * 10 + d;         /* 19 digits fit in 64 unsigned bits */
-    }
-    if (neg) {
-        if (acc > (uint64_t)0 - (uint64_t)lo)
-            return 0;
-        *out = (int64_t)((uint64_t)0 - acc);
-    } else {
-        if (acc > (uint64_t)hi)
-            return 0;
-        *out = (int64_t)acc;
-    }
-    return 1;
+    return cdc_int_range(acc, neg, lo, hi, out);
 }
 
 /* the whole of p[0:n] is a JSON number */
@@ -104,38 +66,48 @@ static inline int cdc_jv_is_number(const uint8_t* p, int64_t n)
     return i == n;
 }
 
+/* The exponent of a JSON number's text (grammar already checked) whose 'e' or 'E' is at
+ * p[i]; magnitudes past 100000 stop growing (beyond any decimal's reach either way). */
+static inline int64_t cdc_jv_exponent(const uint8_t* p, int64_t n, int64_t i)
+{
+    int64_t e = 0;
+    int neg = 0;
+    i++;
+    if (p[i] == '+' || p[i] == '-')
+        neg = p[i++] == '-';
+    for (; i < n; i++)
+        if (e < 100000)
+            e = e * 10 + (p[i] - '0');
+    return neg ? -e : e;
+}
+
 /* u × 10^-from as the unscaled integer at scale `to`, |result| < 10^prec; 0 when digits
  * would be lost or the precision exceeded. */
-static inline int cdc_jv_rescale(cdc_jv_i128 u, int64_t from, int64_t to, int prec,
-                                 cdc_jv_i128* out)
+static inline int cdc_jv_rescale(cdc_i128 u, int64_t from, int64_t to, int prec,
+                                 cdc_i128* out)
 {
-    static const uint64_t P10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL,
-        1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
-        100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
-        1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
-        1000000000000000000ULL, 10000000000000000000ULL};
     const int64_t k = to - from;
     if (u == 0) {
         *out = 0;
         return 1;
     }
     /* the common case in 64 bits: a value of up to 19 digits scaled up by up to 19 */
-    if (k >= 0 && k <= 19 && u > -(cdc_jv_i128)UINT64_MAX && u < (cdc_jv_i128)UINT64_MAX) {
+    if (k >= 0 && k <= 19 && u > -(cdc_i128)UINT64_MAX && u < (cdc_i128)UINT64_MAX) {
         const uint64_t a = (uint64_t)(u < 0 ? -u : u);
-        if (a <= UINT64_MAX / P10[k]) {
-            const uint64_t r = a * P10[k];
-            if (prec <= 19 && r >= P10[prec])
+        if (a <= UINT64_MAX / cdc_pow10_u64[k]) {
+            const uint64_t r = a * cdc_pow10_u64[k];
+            if (prec <= 19 && r >= cdc_pow10_u64[prec])
                 return 0;
-            *out = u < 0 ? -(cdc_jv_i128)r : (cdc_jv_i128)r;
+            *out = u < 0 ? -(cdc_i128)r : (cdc_i128)r;
             return 1;
         }
     }
-    const cdc_jv_i128 lim = cdc_jv_pow10(prec);
+    const cdc_i128 lim = cdc_pow10_i128(prec);
     if (k > 0) {
         if (k > 38)
             return 0;
-        const cdc_jv_i128 m = cdc_jv_pow10((int)k);
-        const cdc_jv_i128 a = u < 0 ? -u : u;
+        const cdc_i128 m = cdc_pow10_i128((int)k);
+        const cdc_i128 a = u < 0 ? -u : u;
         if (a >= lim / m + 1)       /* a * m >= lim, without overflow */
             return 0;
         u *= m;
@@ -144,7 +116,7 @@ static inline int cdc_jv_rescale(cdc_jv_i128 u, int64_t from, int64_t to, int pr
             return 0;               /* |u| < 2^127 < 10^39: digits would be lost */
         if (-k == 39)
             return 0;
-        const cdc_jv_i128 m = cdc_jv_pow10((int)-k);
+        const cdc_i128 m = cdc_pow10_i128((int)-k);
         if (u % m)
             return 0;
         u /= m;
@@ -158,11 +130,11 @@ static inline int cdc_jv_rescale(cdc_jv_i128 u, int64_t from, int64_t to, int pr
 /* A JSON number's text (grammar already checked) as the unscaled integer of
  * DECIMAL(prec, scale): exact or 0. */
 static inline int cdc_jv_decimal(const uint8_t* p, int64_t n, int prec, int scale,
-                                 cdc_jv_i128* out)
+                                 cdc_i128* out)
 {
     int64_t i = 0, e10 = 0;
     int neg = 0, nd = 0, zeros = 0;
-    cdc_jv_i128 d = 0;
+    cdc_i128 d = 0;
     uint64_t d64 = 0;               /* the digits while they fit 19 (64-bit steps are cheap) */
     if (p[0] == '-') {
         neg = 1;
@@ -192,7 +164,7 @@ static inline int cdc_jv_decimal(const uint8_t* p, int64_t n, int prec, int scal
                 d64 *= 10;
             else {
                 if (nd == 19)
-                    d = (cdc_jv_i128)d64;
+                    d = (cdc_i128)d64;
                 d *= 10;
             }
             nd++;
@@ -204,24 +176,15 @@ static inline int cdc_jv_decimal(const uint8_t* p, int64_t n, int prec, int scal
             d64 = d64 * 10 + (uint64_t)(c - '0');
         else {
             if (nd == 19)
-                d = (cdc_jv_i128)d64;
+                d = (cdc_i128)d64;
             d = d * 10 + (c - '0');
         }
         nd++;
     }
     if (nd <= 19)
-        d = (cdc_jv_i128)d64;
-    if (i < n) {                    /* the exponent */
-        i++;
-        int eneg = 0;
-        if (p[i] == '+' || p[i] == '-')
-            eneg = p[i++] == '-';
-        for (; i < n; i++)
-            if (e10 < 100000)
-                e10 = e10 * 10 + (p[i] - '0');
-        if (eneg)
-            e10 = -e10;
-    }
+        d = (cdc_i128)d64;
+    if (i < n)
+        e10 = cdc_jv_exponent(p, n, i);
     /* value = d × 10^(zeros + e10 - frac) */
     const int64_t e = zeros + e10 - frac;
     if (neg)
@@ -235,7 +198,7 @@ static inline int cdc_jv_decimal(const uint8_t* p, int64_t n, int prec, int scal
 
 /* Big-endian two's complement bytes (at least one) as a 128-bit integer; 0 when they hold
  * more than 128 significant bits. */
-static inline int cdc_jv_twos(const uint8_t* raw, int64_t n, cdc_jv_i128* out)
+static inline int cdc_jv_twos(const uint8_t* raw, int64_t n, cdc_i128* out)
 {
     if (n <= 0)
         return 0;
@@ -249,13 +212,13 @@ static inline int cdc_jv_twos(const uint8_t* raw, int64_t n, cdc_jv_i128* out)
     unsigned __int128 v = neg ? ~(unsigned __int128)0 : 0;
     for (; i < n; i++)
         v = v << 8 | raw[i];
-    *out = (cdc_jv_i128)v;
+    *out = (cdc_i128)v;
     return 1;
 }
 
 /* Plain decimal text of u × 10^-scale, exactly `scale` fraction digits (scale ≤ 0: an
  * integer with -scale zeros); dst has room for 44 + |scale| bytes. -1 when |scale| > 1000. */
-static inline int64_t cdc_jv_scaled_text(cdc_jv_i128 u, int64_t scale, uint8_t* dst)
+static inline int64_t cdc_jv_scaled_text(cdc_i128 u, int64_t scale, uint8_t* dst)
 {
     uint8_t dig[48];
     int nd = 0;
@@ -287,23 +250,6 @@ static inline int64_t cdc_jv_scaled_text(cdc_jv_i128 u, int64_t scale, uint8_t* 
     return o;
 }
 
-static inline int cdc_jv_dim(int64_t y, int64_t m)
-{
-    if (m == 2)
-        return (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 29 : 28;
-    return (m == 4 || m == 6 || m == 9 || m == 11) ? 30 : 31;
-}
-
-static inline int64_t cdc_jv_days(int64_t y, int64_t m, int64_t d)
-{
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const int64_t yoe = y - era * 400;
-    const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 static inline int cdc_jv_dd(const uint8_t* p, int64_t* v)
 {
     const unsigned a = (unsigned)(p[0] - '0'), b = (unsigned)(p[1] - '0');
@@ -313,38 +259,55 @@ static inline int cdc_jv_dd(const uint8_t* p, int64_t* v)
     return 1;
 }
 
-/* YYYY-MM-DDTHH:MM:SS[.f…][Z|±HH:MM] as µs since the epoch (UTC without a zone); fraction
- * digits past µs are dropped (floor). */
-static inline int cdc_jv_iso_us(const uint8_t* p, int64_t n, int64_t* us)
+/* YYYY-MM-DD (the whole of p[0:n]) as days since the epoch (years from 0000) */
+static inline int cdc_jv_date(const uint8_t* p, int64_t n, int64_t* days)
 {
-    int64_t y1, y2, mo, d, h, mi, s, i = 19, f = 0, fd = 0;
-    if (n < 19 || p[4] != '-' || p[7] != '-' || p[10] != 'T' || p[13] != ':' || p[16] != ':')
+    int64_t y1, y2, mo, d;
+    if (n != 10 || p[4] != '-' || p[7] != '-' || !cdc_jv_dd(p, &y1) || !cdc_jv_dd(p + 2, &y2)
+        || !cdc_jv_dd(p + 5, &mo) || !cdc_jv_dd(p + 8, &d))
         return 0;
-    if (!cdc_jv_dd(p, &y1) || !cdc_jv_dd(p + 2, &y2) || !cdc_jv_dd(p + 5, &mo)
-        || !cdc_jv_dd(p + 8, &d) || !cdc_jv_dd(p + 11, &h) || !cdc_jv_dd(p + 14, &mi)
-        || !cdc_jv_dd(p + 17, &s))
-        return 0;
-    const int64_t y = y1 * 100 + y2;
-    if (mo < 1 || mo > 12 || d < 1 || d > cdc_jv_dim(y, mo) || h > 23 || mi > 59 || s > 59)
+    return cdc_civil_days_from(y1 * 100 + y2, mo, d, 0, days);
+}
+
+/* HH:MM:SS[.f…] at the start of p[0:n] as µs since midnight (fraction digits past µs
+ * floored): the bytes it takes, 0 when there is no such time */
+static inline int64_t cdc_jv_clock(const uint8_t* p, int64_t n, int64_t* us)
+{
+    int64_t h, mi, s, f = 0, fd = 0, i = 8;
+    if (n < 8 || p[2] != ':' || p[5] != ':' || !cdc_jv_dd(p, &h) || !cdc_jv_dd(p + 3, &mi)
+        || !cdc_jv_dd(p + 6, &s) || h > 23 || mi > 59 || s > 59)
         return 0;
     if (i < n && p[i] == '.') {
-        i++;
-        const int64_t f0 = i;
-        while (i < n && (unsigned)(p[i] - '0') <= 9) {
+        for (i++; i < n && (unsigned)(p[i] - '0') <= 9; i++)
             if (fd < 6) {
                 f = f * 10 + (p[i] - '0');
                 fd++;
             }
-            i++;
-        }
-        if (i == f0)
+        if (fd == 0)
             return 0;
-        while (fd < 6) {
+        for (; fd < 6; fd++)
             f *= 10;
-            fd++;
-        }
     }
-    int64_t r = ((cdc_jv_days(y, mo, d) * 24 + h) * 60 + mi) * 60000000LL + s * 1000000LL + f;
+    *us = ((h * 60 + mi) * 60 + s) * CDC_US_PER_SEC + f;
+    return i;
+}
+
+/* HH:MM:SS[.f…] (the whole of p[0:n]) as µs since midnight */
+static inline int cdc_jv_time(const uint8_t* p, int64_t n, int64_t* us)
+{
+    return cdc_jv_clock(p, n, us) == n;
+}
+
+/* YYYY-MM-DDTHH:MM:SS[.f…][Z|±HH:MM] as µs since the epoch (UTC without a zone); fraction
+ * digits past µs are dropped (floor). */
+static inline int cdc_jv_iso_us(const uint8_t* p, int64_t n, int64_t* us)
+{
+    int64_t days, clock, i;
+    if (n < 19 || p[10] != 'T' || !cdc_jv_date(p, 10, &days)
+        || !(i = cdc_jv_clock(p + 11, n - 11, &clock)))
+        return 0;
+    i += 11;
+    int64_t r = days * CDC_US_PER_DAY + clock;
     if (i < n) {
         if (p[i] == 'Z' && i + 1 == n) {
             i++;
@@ -365,14 +328,6 @@ static inline int cdc_jv_iso_us(const uint8_t* p, int64_t n, int64_t* us)
     return 1;
 }
 
-static inline int cdc_jv_hexv(uint8_t c)
-{
-    if ((unsigned)(c - '0') <= 9)
-        return c - '0';
-    c |= 0x20;
-    return (unsigned)(c - 'a') < 6 ? c - 'a' + 10 : -1;
-}
-
 /* An LSN's text, ':'-separated groups of hex digits, as bytes (a group of an odd number of
  * digits gets a leading 0); dst has room for n bytes. -1 for an empty group or a non-hex
  * character. */
@@ -387,13 +342,13 @@ static inline int64_t cdc_jv_lsn(const uint8_t* p, int64_t n, uint8_t* dst)
             return -1;
         int64_t k = i;
         if ((g - i) & 1) {
-            const int v = cdc_jv_hexv(p[k++]);
+            const int v = cdc_hexv(p[k++]);
             if (v < 0)
                 return -1;
             dst[o++] = (uint8_t)v;
         }
         for (; k < g; k += 2) {
-            const int a = cdc_jv_hexv(p[k]), b = cdc_jv_hexv(p[k + 1]);
+            const int a = cdc_hexv(p[k]), b = cdc_hexv(p[k + 1]);
             if (a < 0 || b < 0)
                 return -1;
             dst[o++] = (uint8_t)(a << 4 | b);

@@ -40,8 +40,6 @@ cdef extern from "cdcfast/_olrval.h":
                                           int64_t* us) noexcept nogil
     int olr_epoch "cdc_olr_epoch"(const uint8_t* p, int64_t n, int unit,
                                   int64_t* us) noexcept nogil
-    int olr_date "cdc_olr_date"(const uint8_t* p, int64_t n, int64_t* days) noexcept nogil
-    int olr_time "cdc_olr_time"(const uint8_t* p, int64_t n, int64_t* us) noexcept nogil
     int olr_xid "cdc_olr_xid"(const uint8_t* p, int64_t n, uint64_t* xid) noexcept nogil
     int64_t olr_xid_text "cdc_olr_xid_text"(uint64_t xid, uint8_t* dst) noexcept nogil
     int olr_scns "cdc_olr_scns"(const uint8_t* p, int64_t n, int64_t* out) noexcept nogil
@@ -1131,7 +1129,7 @@ cdef class Scanner(Walker):
             put_fixed(c, row, &us, 8)
             return 1
         if kind == K_TIME64:
-            if not quoted or not olr_time(p, n, &us):
+            if not quoted or not json_time(p, n, &us):
                 return 0
             put_fixed(c, row, &us, 8)
             return 1

@@ -19,7 +19,7 @@ static inline int64_t cdc_olr_hex(const uint8_t* p, int64_t n, uint8_t* dst)
     if (n & 1)
         return -1;
     for (int64_t i = 0; i < n; i += 2) {
-        const int hi = cdc_jv_hexv(p[i]), lo = cdc_jv_hexv(p[i + 1]);
+        const int hi = cdc_hexv(p[i]), lo = cdc_hexv(p[i + 1]);
         if ((hi | lo) < 0)
             return -1;
         dst[i >> 1] = (uint8_t)(hi << 4 | lo);
@@ -105,47 +105,6 @@ static inline int cdc_olr_time_text(const uint8_t* p, int64_t n, int unit, int64
     return cdc_olr_iso_us(p, n, us);
 }
 
-/* YYYY-MM-DD as days since the epoch */
-static inline int cdc_olr_date(const uint8_t* p, int64_t n, int64_t* days)
-{
-    int64_t y1, y2, mo, d;
-    if (n != 10 || p[4] != '-' || p[7] != '-' || !cdc_jv_dd(p, &y1) || !cdc_jv_dd(p + 2, &y2)
-        || !cdc_jv_dd(p + 5, &mo) || !cdc_jv_dd(p + 8, &d))
-        return 0;
-    const int64_t y = y1 * 100 + y2;
-    if (mo < 1 || mo > 12 || d < 1 || d > cdc_jv_dim(y, mo))
-        return 0;
-    *days = cdc_jv_days(y, mo, d);
-    return 1;
-}
-
-/* HH:MM:SS[.f…] as µs since midnight (digits past 6 floored) */
-static inline int cdc_olr_time(const uint8_t* p, int64_t n, int64_t* us)
-{
-    int64_t h, mi, s, f = 0, fd = 0, i = 8;
-    if (n < 8 || p[2] != ':' || p[5] != ':' || !cdc_jv_dd(p, &h) || !cdc_jv_dd(p + 3, &mi)
-        || !cdc_jv_dd(p + 6, &s) || h > 23 || mi > 59 || s > 59)
-        return 0;
-    if (i < n) {
-        if (p[i] != '.' || i + 1 >= n)
-            return 0;
-        for (i++; i < n; i++) {
-            if ((unsigned)(p[i] - '0') > 9)
-                return 0;
-            if (fd < 6) {
-                f = f * 10 + (p[i] - '0');
-                fd++;
-            }
-        }
-        while (fd < 6) {
-            f *= 10;
-            fd++;
-        }
-    }
-    *us = ((h * 60 + mi) * 60 + s) * 1000000LL + f;
-    return 1;
-}
-
 /* unsigned digits of base 10 or 16 within max; 0 for none, an other byte, or too big */
 static inline int cdc_olr_group(const uint8_t* p, int64_t n, int hex, uint64_t max, uint64_t* out)
 {
@@ -153,7 +112,7 @@ static inline int cdc_olr_group(const uint8_t* p, int64_t n, int hex, uint64_t m
     if (n <= 0 || n > 20)
         return 0;
     for (int64_t i = 0; i < n; i++) {
-        const int d = hex ? cdc_jv_hexv(p[i]) : ((unsigned)(p[i] - '0') <= 9 ? p[i] - '0' : -1);
+        const int d = hex ? cdc_hexv(p[i]) : ((unsigned)(p[i] - '0') <= 9 ? p[i] - '0' : -1);
         if (d < 0)
             return 0;
         const uint64_t base = hex ? 16 : 10;
@@ -256,17 +215,8 @@ static inline int cdc_olr_int(const uint8_t* p, int64_t n, int64_t lo, int64_t h
         d = d * 10 + c;
         frac += dot;
     }
-    if (i < n) {
-        int eneg = 0;
-        i++;
-        if (p[i] == '+' || p[i] == '-')
-            eneg = p[i++] == '-';
-        for (; i < n; i++)
-            if (e < 100000)
-                e = e * 10 + (p[i] - '0');
-        if (eneg)
-            e = -e;
-    }
+    if (i < n)
+        e = cdc_jv_exponent(p, n, i);
     e -= frac;
     if (e < 0 || e > 20)
         return 0;
@@ -275,16 +225,7 @@ static inline int cdc_olr_int(const uint8_t* p, int64_t n, int64_t lo, int64_t h
             return 0;
         d *= 10;
     }
-    if (neg) {
-        if (d > (uint64_t)0 - (uint64_t)lo)
-            return 0;
-        *out = (int64_t)((uint64_t)0 - d);
-    } else {
-        if (d > (uint64_t)hi)
-            return 0;
-        *out = (int64_t)d;
-    }
-    return 1;
+    return cdc_int_range(d, neg, lo, hi, out);
 }
 
 #endif

@@ -34,8 +34,6 @@ from cdcfast._walk cimport (Walker, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUM
                             STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
 
 cdef extern from "cdcfast/_olrval.h":
-    int olr_date "cdc_olr_date"(const uint8_t* p, int64_t n, int64_t* days) noexcept nogil
-    int olr_time "cdc_olr_time"(const uint8_t* p, int64_t n, int64_t* us) noexcept nogil
     int64_t olr_hex "cdc_olr_hex"(const uint8_t* p, int64_t n, uint8_t* dst) noexcept nogil
 
 cdef extern from *:
@@ -44,12 +42,12 @@ cdef extern from *:
     /* YYYY-MM-DD[T| ]HH:MM:SS[.f...] (no zone) as us since the epoch (docs/qlik.md) */
     static inline int cdc_qlik_stamp(const uint8_t* p, int64_t n, int64_t* us) {
         int64_t days, clock;
-        if (n < 19 || (p[10] != 'T' && p[10] != ' ') || !cdc_olr_date(p, 10, &days)
-            || !cdc_olr_time(p + 11, n - 11, &clock))
+        if (n < 19 || (p[10] != 'T' && p[10] != ' ') || !cdc_jv_date(p, 10, &days)
+            || !cdc_jv_time(p + 11, n - 11, &clock))
             return 0;
-        if (days > (INT64_MAX - clock) / 86400000000LL || days < INT64_MIN / 86400000000LL)
+        if (days > (INT64_MAX - clock) / CDC_US_PER_DAY || days < INT64_MIN / CDC_US_PER_DAY)
             return 0;
-        *us = days * 86400000000LL + clock;
+        *us = days * CDC_US_PER_DAY + clock;
         return 1;
     }
     /* p[0:n] is the lower-case word w in any case */
@@ -1018,12 +1016,12 @@ cdef class Scanner(Walker):
             col_valid(c, row)
             return 1
         if kind == K_DATE32:
-            if not olr_date(p, n, &x) or x < -2147483648 or x > 2147483647:
+            if not json_date(p, n, &x) or x < -2147483648 or x > 2147483647:
                 return 0
             store_int(c, row, x)
             return 1
         if kind == K_TIME64:
-            if not olr_time(p, n, &us):
+            if not json_time(p, n, &us):
                 return 0
             put_fixed(c, row, &us, 8)
             return 1

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include "cdcfast/_num.h"
 #include "cdcfast/_pow10.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -49,74 +50,6 @@ static inline int cdc_swar_digits(uint64_t w, uint64_t m)
 
 /* The byte at index i of w (i = 0 is the first in memory). */
 #define CDC_B(w, i) ((int64_t)(((w) >> (8 * (i))) & 0xFF))
-
-/* Days since 1970-01-01 of a proleptic Gregorian date with 1 <= y <= 9999 (what a YYYY
- * field holds): H. Hinnant's algorithm (as days_from_civil in _values.pxd) in unsigned 32-bit
- * arithmetic, where divisions by constants need no sign fix-ups. */
-static inline int64_t cdc_days_from_civil_u(uint32_t y, uint32_t m, uint32_t d)
-{
-    static const uint16_t before[12] = {0, 31, 61, 92, 122, 153, 184, 214, 245, 275, 306, 337};
-    y -= m <= 2;                                /* years start in March: leap day last */
-    /* the divisions as multiplications, exact in these ranges (y <= 9999, yoe < 400):
-       GCC leaves a hardware divide in code it deems cold, such as one kind's loop among
-       many */
-    uint32_t era = (y * 5243) >> 21, yoe = y - era * 400;
-    uint32_t doy = before[m > 2 ? m - 3 : m + 9] + d - 1;
-    uint32_t doe = yoe * 365 + (yoe >> 2) - ((yoe * 41) >> 12) + doy;
-    return (int64_t)era * 146097 + (int64_t)doe - 719468;
-}
-
-static inline int cdc_dim(int64_t y, int64_t m)
-{
-    static const unsigned char dim[13] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (m == 2)
-        return ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0) ? 29 : 28;
-    return dim[m];
-}
-
-/* The first day of each month of the years CDC_YM_Y0 ... CDC_YM_Y0 + 255 (where change
- * data's dates lie) as days since 1970-01-01, 16 entries a year: entry 0 is January's (and
- * 13-15 the next January's), so that a month's length is the difference of its entry and the
- * next, and months 0 and 13-15 have none. A date's check and conversion in two loads.
- * Filled when the module loads (a GCC constructor); elsewhere every date takes the formula. */
-#define CDC_YM_Y0 1900
-#if defined(__GNUC__)
-static int32_t cdc_ym_days[256 * 16 + 1];
-
-__attribute__((constructor)) static void cdc_ym_init(void)
-{
-    for (uint32_t y = 0; y < 256; y++)
-        for (uint32_t m = 0; m < 16; m++)
-            cdc_ym_days[16 * y + m] = (int32_t)(
-                m == 0 ? cdc_days_from_civil_u(CDC_YM_Y0 + y, 1, 1)
-                : m <= 12 ? cdc_days_from_civil_u(CDC_YM_Y0 + y, m, 1)
-                : cdc_days_from_civil_u(CDC_YM_Y0 + y + 1, 1, 1));
-    cdc_ym_days[256 * 16] = (int32_t)cdc_days_from_civil_u(CDC_YM_Y0 + 256, 1, 1);
-}
-#endif
-
-/* y-m-d (y, m, d as read from digits: 0-9999, 0-99, 0-99) -> days since 1970-01-01 when the
- * date exists in the proleptic Gregorian calendar (y >= 1): 1, else 0. */
-#if defined(__GNUC__)
-__attribute__((always_inline))              /* (GCC would call it: two loads and a check) */
-#endif
-static inline int cdc_civil_days(int64_t y, int64_t m, int64_t d, int64_t* days)
-{
-#if defined(__GNUC__)
-    uint64_t yy = (uint64_t)(y - CDC_YM_Y0);
-    if (((yy | (uint64_t)m << 4) >> 8) == 0) {  /* a year of the table, a month below 16 */
-        const int32_t* e = cdc_ym_days + 16 * yy + m;
-        if ((uint64_t)(d - 1) >= (uint64_t)(int64_t)(e[1] - e[0]))
-            return 0;
-        *days = e[0] + d - 1;
-        return 1;
-    }
-#endif
-    if (y < 1 || m < 1 || m > 12 || d < 1 || d > cdc_dim(y, m))
-        return 0;
-    *days = cdc_days_from_civil_u((uint32_t)y, (uint32_t)m, (uint32_t)d);
-    return 1;
-}
 
 /* YYYY-MM-DD (n >= 10) -> days since 1970-01-01. */
 static inline int cdc_date10_cp(const uint8_t* p, int64_t n, const cdc_cp* cp, int64_t* days)
@@ -219,12 +152,6 @@ static inline uint64_t cdc_value8(uint64_t v)
             + (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
 }
 
-static const uint64_t cdc_pow10_u64[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL,
-    100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
-    100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
-    1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
-    1000000000000000000ULL, 10000000000000000000ULL};
-
 /* The run of ASCII digits at p, at most 8 and none at or past p + lim: its length, and its
  * value in *v. Reads the 8 bytes at p, which the caller knows are readable (a padded value:
  * see the `pad` argument of the parsers in _values.pxd). A byte that is not a digit borrows
@@ -271,16 +198,7 @@ static inline int cdc_int_fast(const uint8_t* p, int64_t n, int64_t lo, int64_t 
     }
     if (i != n || i == (int64_t)(neg || p[0] == '+'))
         return -1;
-    if (neg) {
-        if (acc > (uint64_t)0 - (uint64_t)lo)       /* -lo as unsigned: 2**63 for INT64 */
-            return -1;
-        *out = (int64_t)((uint64_t)0 - acc);
-    } else {
-        if (acc > (uint64_t)hi)
-            return -1;
-        *out = (int64_t)acc;
-    }
-    return 1;
+    return cdc_int_range(acc, neg, lo, hi, out) ? 1 : -1;
 #else
     (void)p; (void)n; (void)lo; (void)hi; (void)out;
     return -1;
@@ -705,8 +623,6 @@ static inline int64_t cdc_gather_sig(const uint8_t* p, int64_t n, int64_t i, uin
 static inline int cdc_float_fast(const uint8_t* p, int64_t n, uint8_t dc, double* out)
 {
 #if CDC_SWAR
-    static const double exact[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-        1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     if (n <= 0 || n > 64)
         return -1;
     int neg = p[0] == '-';
@@ -742,7 +658,7 @@ static inline int cdc_float_fast(const uint8_t* p, int64_t n, uint8_t dc, double
         e10 += eneg ? -(int64_t)v : (int64_t)v;
     }
     if (m <= 9007199254740992ULL && e10 >= -22 && e10 <= 22) {
-        double d = e10 >= 0 ? (double)m * exact[e10] : (double)m / exact[-e10];
+        double d = e10 >= 0 ? (double)m * cdc_pow10_f64[e10] : (double)m / cdc_pow10_f64[-e10];
         *out = neg ? -d : d;
         return 1;
     }

@@ -11,42 +11,24 @@ from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport strtod
 from libc.string cimport memcmp, memcpy
 
-cdef extern from *:
-    """
-    typedef __int128 cdc_i128;
-    typedef unsigned __int128 cdc_u128;
-    #define CDC_US_PER_SEC 1000000LL
-    #define CDC_US_PER_DAY 86400000000LL
-    static const double cdc_pow10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
-        1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    static const signed char cdc_hexval[256] = {
-        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
-        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,-1,-1,-1,-1,-1,-1,
-        -1,10,11,12,13,14,15,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
-        -1,10,11,12,13,14,15,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
-        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
-        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
-        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
-        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1};
-    static const unsigned long long cdc_ipow10[19] = {1ULL, 10ULL, 100ULL, 1000ULL,
-        10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL,
-        10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
-        100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-        100000000000000000ULL, 1000000000000000000ULL};
-    """
+cdef extern from "cdcfast/_num.h":
     ctypedef long long cdc_i128     # a 128-bit integer in C; Cython only needs it to be integral
     ctypedef unsigned long long cdc_u128
     const int64_t US_PER_SEC "CDC_US_PER_SEC"
     const int64_t US_PER_DAY "CDC_US_PER_DAY"
-    const double* _POW10 "cdc_pow10"
-    const uint64_t* _IPOW10 "cdc_ipow10"
-    const signed char* _HEXVAL "cdc_hexval"
+    const double* _POW10 "cdc_pow10_f64"
+    const uint64_t* _IPOW10 "cdc_pow10_u64"
+    int hexval "cdc_hexv"(uint8_t c) nogil
+    bint is_leap "cdc_is_leap"(int64_t y) nogil
+    int64_t days_from_civil "cdc_days_from_civil"(int64_t y, int64_t m, int64_t d) nogil
+    # days since 1970-01-01 of y-m-d read from digits: 1 when the date exists, else 0
+    int civil_days "cdc_civil_days"(int64_t y, int64_t m, int64_t d, int64_t* days) nogil
+    int int_range "cdc_int_range"(uint64_t mag, int neg, int64_t lo, int64_t hi,
+                                  int64_t* out) nogil
 
 
 cdef extern from "cdcfast/_text.h":
     int date10_fast "cdc_date10_fast"(const uint8_t* p, int64_t n, int64_t* days) nogil
-    # days since 1970-01-01 of y-m-d read from digits: 1 when the date exists, else 0
-    int civil_days "cdc_civil_days"(int64_t y, int64_t m, int64_t d, int64_t* days) nogil
     int clock_fast "cdc_clock_fast"(const uint8_t* p, int64_t n, int64_t* us,
                                     int64_t* used) nogil
     int timestamp_fast "cdc_timestamp_fast"(const uint8_t* p, int64_t n, int with_zone,
@@ -63,21 +45,6 @@ cdef inline uint8_t A(const uint8_t* asc, uint8_t b) noexcept nogil:
     """A byte as ASCII: through the code page's table, or as is when there is none (NULL: an
     ASCII-compatible encoding — the common case, so no table load per byte)."""
     return b if asc == NULL else asc[b]
-
-
-cdef inline int64_t days_from_civil(int64_t y, int64_t m, int64_t d) noexcept nogil:
-    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
-    y -= m <= 2
-    cdef int64_t era = (y if y >= 0 else y - 399) // 400
-    cdef int64_t yoe = y - era * 400
-    cdef int64_t mp = m - 3 if m > 2 else m + 9
-    cdef int64_t doy = (153 * mp + 2) // 5 + d - 1
-    cdef int64_t doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-cdef inline bint is_leap(int64_t y) noexcept nogil:
-    return (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
 
 
 cdef inline int digits(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
@@ -131,22 +98,7 @@ cdef inline bint parse_int(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
             return 0
         acc = acc * 10 + (c - 48)
         i += 1
-    if neg:
-        if acc > 9223372036854775808ULL:
-            return 0
-        if acc == 9223372036854775808ULL:
-            if lo != <int64_t>(-9223372036854775807LL - 1):
-                return 0
-            out[0] = lo
-            return 1
-        if -<int64_t>acc < lo:
-            return 0
-        out[0] = -<int64_t>acc
-        return 1
-    if acc > <uint64_t>hi:
-        return 0
-    out[0] = <int64_t>acc
-    return 1
+    return int_range(acc, neg, lo, hi, out)
 
 
 cdef inline bint parse_decimal(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
@@ -432,11 +384,6 @@ cdef inline bint parse_timestamp(const uint8_t* p, Py_ssize_t n, const uint8_t* 
     else:
         us[0] += (oh * 60 + om) * 60 * US_PER_SEC
     return 1
-
-
-cdef inline int hexval(uint8_t c) noexcept nogil:
-    """ASCII hex digit → 0..15, else -1 (one table load, no branches)."""
-    return _HEXVAL[c]
 
 
 cdef inline Py_ssize_t unhex(const uint8_t* p, Py_ssize_t n, const uint8_t* asc,
