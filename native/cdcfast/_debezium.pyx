@@ -1,35 +1,39 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The `debezium` kernel: JSON change events straight into Arrow buffers.
 
-Two passes over each document. The first is the strict scanner of _json.h: a document that is
-not well-formed is a corrupt record, with the code and byte its pure-Python twin gives, and
-nothing of it is written. The second walks the known-good document once more and writes the
-values into the output's columns, trusting its syntax: keys are matched against the names the
-previous row used (Debezium writes every row of a table in one order), values are converted
-by a plan made once per table and embedded schema (cdcfast/formats/debezium.py), never per
-value.
+On the walk every JSON kernel shares (_walk.pyx) and its output tables (_rows.pyx). Each
+document is walked once, every step checked; at the first thing the walk refuses, the row so
+far is taken back and the strict scanner of _json.h reads the document from its start, for the
+code and byte its pure-Python twin gives (a document it accepts is walked again, trusting it).
+The walk records where the envelope's fields are — the embedded `schema` and the `payload`
+(or the object that is the payload), its source and transaction blocks — and values are
+converted straight into the output's columns by a plan made once per table and embedded schema
+(cdcfast/formats/debezium.py): Debezium's logical types, base64 and VariableScaleDecimal
+decimals, epoch units, never decided per value.
 
 Row images come before `source` in Debezium's order, so a row's table is not known when its
-images are read: they are written into the table of the previous document, and moved (written
-again into the right one, the first attempt undone) when `source` names another.
+images are met: they are read then, into the table of the previous document (`predicted`), and
+taken back and read again into the right one when `source` names another.
 
-Problems of a row are kept as one entry, the first in document order (the reference's rule);
-Python writes their texts (cdcfast/formats/_dbz_run.py).
+The kernel stops for Python when it needs an answer: a table it has no id for (STOP_TABLE), an
+embedded schema it has not met (STOP_SCHEMA), an output without the plan for the document's
+schema (STOP_PLAN), a full batch. It stops before writing anything of the document, and reads
+it again afterwards. Problems of a row are kept as one entry, the first in document order (the
+reference's rule); Python writes their texts (cdcfast/formats/_dbz_run.py).
 """
-from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
+cimport cython
+from libc.stdint cimport uint8_t, int32_t, int64_t
 from libc.stdlib cimport free
-from libc.string cimport memcpy, memcmp, memset, memchr
+from libc.string cimport memcmp, memset
 from libc.math cimport NAN, INFINITY, isinf
 
 from cdcfast._mem cimport grow
-from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, col_unset,
-                             bits_set, bits_get, kind_column)
+from cdcfast._arrow cimport Column, col_valid, bits_set
 from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float, US_PER_DAY
-
-import numpy as np
-
 from cdcfast._jsonrow cimport *
+from cdcfast._rows cimport Out, ROW_OTHER
+from cdcfast._walk cimport Walker, STOP_BATCH, STOP_TABLE, BAD, W_SURROGATE
 
 
 # encodings (cdcfast/formats/debezium.py)
@@ -45,12 +49,10 @@ cdef enum:
     EN_B64 = 8
     EN_JSONTEXT = 9
 
-# problem codes (Python turns them into texts: cdcfast/formats/_dbz_run.py)
+# problem codes (Python turns them into texts: cdcfast/formats/_dbz_run.py); a value's are
+# the walk's (W_VALUE 1, W_NOT_NULL 3, W_SURROGATE 4)
 cdef enum:
-    P_VALUE = 1          # the value is not of its column's type (a: value start, b: end)
     P_TWICE = 2          # a key given twice (a: the second key)
-    P_NOT_NULL = 3       # null in a NOT NULL column
-    P_SURROGATE = 4      # a lone surrogate in a \u escape of a text
     P_MISSING = 5        # a field that must be there is not (payload.op)
     P_BAD_OP = 6         # op is none of c u d r t m
     P_BAD_STATUS = 7     # status is not BEGIN or END
@@ -63,7 +65,8 @@ cdef enum:
     P_NOT_DOC = 14       # (corrupt) a document that is not an object
     P_PAYLOAD = 15       # (corrupt) payload given twice or not an object
 
-# header fields, by where they are in the payload (their names: _dbz_run.HEADER_PATHS)
+# header fields, by where they are in the payload (their names: _dbz_run.HEADER_PATHS); a
+# problem names field f of the envelope form as f + NH
 cdef enum:
     H_BEFORE = 0
     H_AFTER = 1
@@ -93,29 +96,27 @@ cdef enum:
     HT_DCO = 25
     NH = 26
 
-# the field numbers of image columns in problems: IMG_BEFORE + column, IMG_AFTER + column
+# the source struct's fields (cdcfast/formats/debezium.py SOURCE), in Out.src
 cdef enum:
-    IMG_BEFORE = 1 << 20
-    IMG_AFTER = 2 << 20
-    F_DOC = -1           # the document as a whole
-    F_PAYLOAD = -2
+    S_VERSION = 0
+    S_CONNECTOR = 1
+    S_NAME = 2
+    S_DB = 3
+    S_SNAPSHOT = 4
+    S_PROCESSED = 5
+    S_CHANGE_LSN = 6
+    S_COMMIT_LSN = 7
+    S_DCO = 8
+    S_EVENT_COUNT = 9
+    S_COLLECTIONS = 10
 
-# what the scanner stops for
+# what the kernel stops for besides the walk's STOP_ codes (the same numbers in _dbz_run)
 cdef enum:
-    STOP_END = 0         # the part is done
-    STOP_BATCH = 1       # an output reached batch_rows
-    STOP_TABLE = 2       # a document names a table the kernel has no id for
-    STOP_SCHEMA = 3      # a document's embedded schema is new
-    STOP_PLAN = 4        # an output needs its plan for a schema
-    STOP_PAUSE = 6       # PAUSE_BYTES more of the input are read
-
-cdef int64_t PAUSE_BYTES = 64 << 20
+    STOP_SCHEMA = 7      # a document's embedded schema is new
+    STOP_PLAN = 8        # an output needs its plan for a schema
 
 cdef enum:
-    BAD = -3             # a walk met something that is not well-formed JSON
-    BADDOC = 5           # (never leaves the scanner) the document needs the strict scanner
-
-HEADER_FIELDS = NH
+    BADDOC = 5           # (never leaves the kernel) the document needs the strict scanner
 
 
 cdef inline bint to_us(int64_t x, int64_t unit, int64_t* us) noexcept:
@@ -135,439 +136,100 @@ cdef inline bint to_us(int64_t x, int64_t unit, int64_t* us) noexcept:
     return 1
 
 
-
-cdef class Out:
-    """One output table of a run: the envelope's columns, and the row images of its table
-    when it has a layout and the call wants images."""
-    cdef readonly int64_t ncols
-    cdef readonly bint images
-    cdef public Column op, source_op, schema, table, txid, commit_ts, change_ts
-    cdef public Column commit_pos, change_pos, seq
-    cdef public Column s_version, s_connector, s_name, s_db, s_snapshot, s_processed
-    cdef public Column s_change_lsn, s_commit_lsn, s_dco, s_event_count, s_collections
-    cdef public Column source_v
-    cdef public list before, after, changed, present
-    cdef public Column before_v, after_v, changed_v, present_v
-    cdef list cols                  # every Column above, for reserve and undo
-    # the layout: kinds, column names (for keys), nullability
-    cdef int32_t* kind
-    cdef int32_t* prec
-    cdef int32_t* scl
-    cdef uint8_t* nullable
-    cdef bytes names
-    cdef int64_t* noff
-    cdef bint plain                 # no name has a quote, backslash or control byte
-    # the plan for one embedded schema (sid; -1: none, the catalog's/options' encodings)
-    cdef readonly int64_t plan_sid
+@cython.final
+cdef class Plan:
+    """How the values of one output's columns are written in the documents of one embedded
+    schema (`sid`; -1: none, then the catalog's or the options'): per column its encoding, the
+    scale of a base64 decimal, the unit of a plain temporal integer."""
+    cdef int64_t sid
     cdef int32_t* enc
     cdef int32_t* escale
     cdef int32_t* unit
-    # per row: the image columns sent (1) and the next column a key is expected to be
-    cdef uint8_t* sent_b
-    cdef uint8_t* sent_a
-    # problems: (row, field, code, pos, a, b) per row that has one
-    cdef int64_t* errs
-    cdef readonly int64_t nerr
-    cdef int64_t errcap
-    # per row: message index, document start and end (for _corrupt_record)
-    cdef int64_t* rmsg
-    cdef int64_t* rstart
-    cdef int64_t* rend
-    cdef int64_t rcap
-    cdef readonly int64_t length
-    cdef int64_t room               # rows every column has room for
-    cdef list vars_                 # the VAR columns (a null row sets their offset)
-    cdef int32_t*** voffs           # … their offsets and data lengths, reached without
-    cdef int64_t** vdlen            # Python (the fields of objects that vars_ keeps alive)
-    cdef int64_t nvars
 
-    def __cinit__(self, kinds, precs, scales, nullables, names, bint images):
-        cdef int64_t j, n = len(kinds) if images else 0
-        self.ncols = n
-        self.images = images
-        self.kind = <int32_t*>grow(NULL, (n + 1) * 4)
-        self.prec = <int32_t*>grow(NULL, (n + 1) * 4)
-        self.scl = <int32_t*>grow(NULL, (n + 1) * 4)
-        self.nullable = <uint8_t*>grow(NULL, n + 1)
+    def __cinit__(self, int64_t sid, encs, escales, units):
+        cdef int64_t j, n = len(encs)
+        self.sid = sid
         self.enc = <int32_t*>grow(NULL, (n + 1) * 4)
         self.escale = <int32_t*>grow(NULL, (n + 1) * 4)
         self.unit = <int32_t*>grow(NULL, (n + 1) * 4)
-        self.sent_b = <uint8_t*>grow(NULL, n + 1)
-        self.sent_a = <uint8_t*>grow(NULL, n + 1)
-        self.noff = <int64_t*>grow(NULL, (n + 1) * 8)
-        blob = b""
-        self.noff[0] = 0
         for j in range(n):
-            self.kind[j] = kinds[j]
-            self.prec[j] = precs[j]
-            self.scl[j] = scales[j]
-            self.nullable[j] = nullables[j]
-            nb = names[j].encode("utf-8")
-            blob += nb
-            self.noff[j + 1] = len(blob)
-        self.names = blob
-        self.plain = not any(c < 32 or c in (34, 92) for c in blob)
-        self.plan_sid = -2
-        self.cols = []
-        for name in ("op", "source_op", "schema", "table", "txid", "commit_pos", "change_pos",
-                     "s_version", "s_connector", "s_name", "s_db", "s_snapshot",
-                     "s_change_lsn", "s_commit_lsn", "s_collections"):
-            setattr(self, name, Column(VAR))
-        for name in ("commit_ts", "change_ts", "seq", "s_processed", "s_dco", "s_event_count"):
-            setattr(self, name, Column(FIXED, 8))
-        self.source_v = Column(VALIDITY)
-        self.before, self.after, self.changed, self.present = [], [], [], []
-        for j in range(n):
-            self.before.append(kind_column(self.kind[j]))
-            self.after.append(kind_column(self.kind[j]))
-            self.changed.append(Column(BITS))
-            self.present.append(Column(BITS))
-        self.before_v = Column(VALIDITY)
-        self.after_v = Column(VALIDITY)
-        self.changed_v = Column(VALIDITY)
-        self.present_v = Column(VALIDITY)
-        self.cols = [self.op, self.source_op, self.schema, self.table, self.txid,
-                     self.commit_ts, self.change_ts, self.commit_pos, self.change_pos, self.seq,
-                     self.s_version, self.s_connector, self.s_name, self.s_db, self.s_snapshot,
-                     self.s_processed, self.s_change_lsn, self.s_commit_lsn, self.s_dco,
-                     self.s_event_count, self.s_collections, self.source_v,
-                     self.before_v, self.after_v, self.changed_v, self.present_v] \
-            + self.before + self.after + self.changed + self.present
-        self.vars_ = [c for c in self.cols if c.layout == VAR]
-        self.nvars = len(self.vars_)
-        self.voffs = <int32_t***>grow(NULL, (self.nvars + 1) * sizeof(void*))
-        self.vdlen = <int64_t**>grow(NULL, (self.nvars + 1) * sizeof(void*))
-        cdef Column vc
-        for j, vc in enumerate(self.vars_):
-            self.voffs[j] = &vc.offs
-            self.vdlen[j] = &vc.dlen
-        self.room = 0
-        self.errs = NULL
-        self.nerr = self.errcap = 0
-        self.rmsg = self.rstart = self.rend = NULL
-        self.rcap = 0
-        self.length = 0
-
-    def __dealloc__(self):
-        free(self.kind)
-        free(self.prec)
-        free(self.scl)
-        free(self.nullable)
-        free(self.enc)
-        free(self.escale)
-        free(self.unit)
-        free(self.sent_b)
-        free(self.sent_a)
-        free(self.noff)
-        free(self.voffs)
-        free(self.vdlen)
-        free(self.errs)
-        free(self.rmsg)
-        free(self.rstart)
-        free(self.rend)
-
-    cdef int64_t column_of(self, const uint8_t* k, int64_t n) noexcept:
-        """The column named by the key bytes k[0:n], or -1."""
-        cdef int64_t j
-        cdef const char* names = <const char*>self.names
-        for j in range(self.ncols):
-            if self.noff[j + 1] - self.noff[j] == n and memcmp(names + self.noff[j], k, n) == 0:
-                return j
-        return -1
-
-    cdef int64_t column_of_escaped(self, const uint8_t* k, int64_t n) except -2:
-        """column_of for a key with escapes (unescaped first; a lone surrogate names none)."""
-        cdef bytearray tmp = bytearray(n + 1)
-        cdef uint8_t* t = tmp
-        cdef int64_t m = json_unescape(k, n, t)
-        if m < 0:
-            return -1
-        return self.column_of(t, m)
-
-    def set_plan(self, int64_t sid, encs, escales, units):
-        """The encodings of every column for documents of embedded schema `sid`."""
-        cdef int64_t j
-        for j in range(self.ncols):
             self.enc[j] = encs[j]
             self.escale[j] = escales[j]
             self.unit[j] = units[j]
-        self.plan_sid = sid
 
-    cdef int reserve_row(self) except -1:
-        """Room for one more row in every column. Columns learn their length only here (when
-        they grow) and at the batch's end (sync_lengths): rows are written at an index."""
-        cdef Column c
-        cdef int64_t n = self.length
-        if n >= self.room:
-            for c in self.cols:
-                c.length = n
-                c.reserve(max(64, n))
-            self.room = min([c.cap for c in self.cols])
-        if self.rcap <= n:
-            self.rcap = max(64, 2 * self.rcap)
-            self.rmsg = <int64_t*>grow(self.rmsg, self.rcap * 8)
-            self.rstart = <int64_t*>grow(self.rstart, self.rcap * 8)
-            self.rend = <int64_t*>grow(self.rend, self.rcap * 8)
-        return 0
-
-    cdef int add_problem(self, int64_t row, int64_t field, int64_t code, int64_t pos,
-                         int64_t a, int64_t b) except -1:
-        """Keep the row's first problem in document order (one entry per row)."""
-        cdef int64_t* e
-        if self.nerr and self.errs[(self.nerr - 1) * 6] == row:
-            e = self.errs + (self.nerr - 1) * 6
-            if pos < e[3]:
-                e[1] = field
-                e[2] = code
-                e[3] = pos
-                e[4] = a
-                e[5] = b
-            return 0
-        if self.nerr >= self.errcap:
-            self.errcap = max(64, 2 * self.errcap)
-            self.errs = <int64_t*>grow(self.errs, self.errcap * 6 * 8)
-        e = self.errs + self.nerr * 6
-        e[0] = row
-        e[1] = field
-        e[2] = code
-        e[3] = pos
-        e[4] = a
-        e[5] = b
-        self.nerr += 1
-        return 0
-
-    cdef void drop_problem(self, int64_t row) noexcept:
-        if self.nerr and self.errs[(self.nerr - 1) * 6] == row:
-            self.nerr -= 1
-
-    def problems(self):
-        """(row, field, code, pos, a, b) of every row with a problem, then start afresh."""
-        out = [tuple(self.errs[i * 6 + k] for k in range(6)) for i in range(self.nerr)]
-        self.nerr = 0
-        return out
-
-    def peek_problems(self):
-        """The first problem (row, field, code, pos, a, b, message index), if any, kept."""
-        if not self.nerr:
-            return []
-        return [tuple(self.errs[k] for k in range(6)) + (self.rmsg[self.errs[0]],)]
-
-    def rows_info(self):
-        """Per row: (message index, document start, document end) as int64 numpy arrays (one
-        copy each, no object per row)."""
-        cdef int64_t n = self.length * 8
-        if n == 0:
-            e = np.zeros(0, dtype=np.int64)
-            return e, e, e
-        return (np.frombuffer((<char*>self.rmsg)[:n], dtype=np.int64),
-                np.frombuffer((<char*>self.rstart)[:n], dtype=np.int64),
-                np.frombuffer((<char*>self.rend)[:n], dtype=np.int64))
-
-    def sync_lengths(self):
-        """Every column as long as the output (before they are finished)."""
-        cdef Column c
-        for c in self.cols:
-            c.length = self.length
-
-    def finished(self):
-        """After the batch's columns were finished: rows start again at 0."""
-        self.length = 0
-        self.room = 0
+    def __dealloc__(self):
+        free(self.enc)
+        free(self.escale)
+        free(self.unit)
 
 
-
-
-cdef class Scanner:
+@cython.final
+cdef class Scanner(Walker):
     """Walks the documents of one Part (see the module docstring)."""
-    cdef object keep
-    cdef const uint8_t* buf
-    cdef int64_t nmsg
-    cdef const int64_t* moff
-    cdef const uint8_t* mvalid
-    cdef bint images, headers_only
-    cdef readonly int64_t msg, pos, piece_end, seq, tombstones, records, control, unknown
-    cdef int64_t paused
-    cdef public int64_t extra
-    cdef public int64_t batch_rows
-    # the current document
-    cdef int64_t dstart, dend, pstart
-    cdef bint envelope
-    cdef int64_t hp[NH]             # value start of each header field (-1: absent)
-    cdef int64_t hk[NH]             # its key position (for "given twice")
-    cdef int64_t he[NH]             # its end
-    cdef int32_t hn[NH]             # times the key was met
-    cdef readonly int64_t doc_sid
-    # table ids: the raw JSON text of (source.schema, source.table) -> tid, and tid -> output
-    cdef list tnames                # per tid: bytes of schema text + b"\0" + table text
-    cdef int64_t* tslot             # per tid: its output's slot (-1: not wanted)
-    cdef uint8_t* tcontrol          # per tid: 1 for a table without columns (no catalog, no schema)
-    cdef list tcat                  # per tid: the catalog's (schema, table) names as bytes, or None
-    cdef int64_t cur_tid
-    cdef int64_t ntid, tcap
-    cdef int64_t last_tid
-    cdef readonly bytes pending_name    # STOP_TABLE: what the document named
-    # outputs, by slot
-    cdef list outs
-    cdef public int64_t headers_slot    # headers(): the one output of every record (-1: none)
-    cdef public int64_t corrupt_slot    # where unattributable records go (-1: dropped)
-    cdef readonly int64_t full_slot     # STOP_BATCH: which output
-    # embedded schemas: their texts, and the current document's id
+    # the document in hand
+    cdef bint envelope                  # the envelope form ({"schema", "payload"})
+    cdef bint saw_payload
+    cdef int64_t hp[NH]                 # value start of each header field (-1: absent)
+    cdef int64_t hk[NH]                 # its key position (for "given twice")
+    cdef int64_t he[NH]                 # its end
+    cdef int32_t hn[NH]                 # times the key was met
+    cdef readonly int64_t doc_sid       # its embedded schema's id (-1: none)
+    # embedded schemas: their texts (an id is an index), and the last one met
     cdef list schemas
     cdef int64_t sid
-    cdef readonly int64_t pending_sid   # STOP_PLAN: for which schema
-    cdef readonly int64_t pending_slot  # STOP_PLAN: which output
     cdef readonly bytes pending_schema  # STOP_SCHEMA: the new schema's text
-    cdef public bint messages           # each message an input (Spark): seq counts per part
-    cdef int esc                        # the string value just scanned has a backslash
-    cdef bint checking                  # the walk checks the syntax (no scanner pass before it)
-    cdef unsigned high                  # a byte past 0x7F was met (UTF-8 to check)
-    cdef bint saw_payload
-    cdef int64_t xk_b[32]               # keys the table lacks in this row's images (start, end)
-    cdef int64_t xk_a[32]
-    cdef int nx_b, nx_a
-    cdef int64_t pre_slot               # images read during the walk into this output (-1: none)
+    cdef readonly int64_t pending_sid   # STOP_PLAN: for which schema (and pending_slot)
+    # plans, by output slot, and the one of the output in hand
+    cdef list plans
+    cdef Plan plan
+    # images read during the walk: into which output (-1: none, -2: not guessed yet), which
+    cdef int64_t pre_slot
     cdef bint pre_b, pre_a
+    # keys the table lacks, per image (before, after): the first 16 (start, end), their count
+    cdef int64_t xk[2][32]
+    cdef int nxk[2]
     cdef uint8_t* scratch               # base64 of decimals, decoded
     cdef int64_t scap
 
     def __cinit__(self, data, offsets, valid, bint images):
-        self.keep = (data, offsets, valid)
-        cdef const uint8_t[::1] mv = data if len(data) else b"\0"
-        self.buf = &mv[0]
-        cdef const int64_t[::1] mo = offsets
-        self.moff = &mo[0]
-        self.nmsg = len(offsets) - 1
-        cdef const uint8_t[::1] vv
-        self.mvalid = NULL
-        if valid is not None:
-            vv = valid
-            self.mvalid = &vv[0]
-        self.images = images
-        self.msg = -1
-        self.pos = self.piece_end = self.paused = 0
-        self.seq = self.tombstones = self.records = self.control = self.unknown = 0
-        self.extra = 0
-        self.batch_rows = 1 << 20
-        self.tnames = []
-        self.tcat = []
-        self.tslot = NULL
-        self.tcontrol = NULL
-        self.ntid = self.tcap = 0
-        self.last_tid = -1
-        self.outs = []
-        self.headers_slot = -1
-        self.corrupt_slot = -1
         self.schemas = []
         self.sid = -1
         self.pending_sid = -1
-        self.messages = False
+        self.plans = []
+        self.pre_slot = -1
         self.scratch = NULL
         self.scap = 0
 
     def __dealloc__(self):
-        free(self.tslot)
-        free(self.tcontrol)
         free(self.scratch)
 
-    # -- what Python tells the scanner -------------------------------------------------------
-    def add_output(self, Out out):
-        self.outs.append(out)
-        return len(self.outs) - 1
-
-    def add_table(self, bytes name, int64_t slot, bint control_only=False, cat=None):
-        """Give the table the last STOP_TABLE named an id, and the output its records go to
-        (-1: not wanted); `cat`: the catalog's (schema, table) names, as bytes."""
-        self.tcat.append(cat)
-        if self.ntid >= self.tcap:
-            self.tcap = max(16, 2 * self.tcap)
-            self.tslot = <int64_t*>grow(self.tslot, self.tcap * 8)
-            self.tcontrol = <uint8_t*>grow(self.tcontrol, self.tcap)
-        self.tnames.append(name)
-        self.tslot[self.ntid] = slot
-        self.tcontrol[self.ntid] = control_only
-        self.ntid += 1
-
-    def set_slot(self, int64_t tid, int64_t slot):
-        self.tslot[tid] = slot
-
+    # -- what Python tells the kernel ----------------------------------------------------------
     def add_schema(self, bytes text):
         """Give the schema the last STOP_SCHEMA met an id (its index)."""
         self.schemas.append(text)
 
-    def seq_start(self, int64_t seq):
-        self.seq = seq
+    def set_plan(self, int64_t slot, int64_t sid, encs, escales, units):
+        """The encodings of the output at `slot` for documents of embedded schema `sid`."""
+        while len(self.plans) <= slot:
+            self.plans.append(None)
+        self.plans[slot] = Plan(sid, encs, escales, units)
 
-    # -- the walk ------------------------------------------------------------------------------
-    def run(self):
-        """Decode documents until the part ends or Python is needed; returns a STOP_ code."""
-        cdef int r
-        while True:
-            if self.pos >= self.piece_end:
-                if self.pos - self.paused >= PAUSE_BYTES:
-                    self.paused = self.pos
-                    return STOP_PAUSE           # Python gives back the mapped input behind
-                if not self.next_piece():
-                    return STOP_END
-            self.pos = ws(self.buf, self.pos, self.piece_end)
-            if self.pos >= self.piece_end:
-                continue
-            r = self.document()
-            if r != 0:
-                return r
-
-    cdef bint next_piece(self):
-        """Move to the next piece (a message's bytes up to a `{` that starts a line)."""
-        cdef int64_t a, end, i
-        cdef const uint8_t* b = self.buf
-        if self.msg >= 0 and self.piece_end < self.moff[self.msg + 1]:
-            a = self.piece_end
-        else:
-            while True:
-                self.msg += 1
-                if self.msg >= self.nmsg:
-                    return False
-                if self.mvalid != NULL and not self.mvalid[self.msg]:
-                    self.tombstones += 1
-                    continue
-                a = self.moff[self.msg]
-                if ws(b, a, self.moff[self.msg + 1]) >= self.moff[self.msg + 1]:
-                    self.tombstones += 1        # an empty message
-                    continue
-                if self.messages:
-                    self.seq = 0                # each message an input (Spark, SPEC §6)
-                break
-        end = self.moff[self.msg + 1]
-        cdef const uint8_t* q = b + a
-        cdef const uint8_t* z = b + end
-        while True:
-            q = <const uint8_t*>memchr(q, 10, z - q)
-            if q == NULL or q + 1 >= z:
-                i = end
-                break
-            if q[1] == 123:
-                i = q + 1 - b
-                break
-            q += 1
-        self.pos = a
-        self.piece_end = i
+    cdef bint planned(self, int64_t slot) except -1:
+        """The output at `slot` has its plan for the document's schema (then it is the plan
+        in hand)."""
+        cdef object p
+        if slot >= len(self.plans):
+            return False
+        p = self.plans[slot]
+        if p is None or (<Plan>p).sid != self.doc_sid:
+            return False
+        self.plan = <Plan>p
         return True
 
-    cdef int64_t content_end(self):
-        """The piece's end without its trailing whitespace."""
-        cdef int64_t e = self.piece_end
-        while e > self.pos and (self.buf[e - 1] == 32 or self.buf[e - 1] == 10
-                                or self.buf[e - 1] == 13 or self.buf[e - 1] == 9):
-            e -= 1
-        return e
-
+    # -- one document --------------------------------------------------------------------------
     cdef int document(self) except -1:
-        """One document at self.pos: 0 when done with it, else a STOP_ code (self.pos then
-        stays at the document, which is read again).
-
-        An object is walked at once, each step checked (`checking`); at the first thing that
-        is not well-formed JSON the strict scanner reads the document from its start, for
-        the code and byte its twin gives (and, should the walk have been wrong, the document
-        is walked again, trusting the scanner)."""
+        """The document at self.pos: 0 when done with it, else a STOP_ code (self.pos then
+        stays at the document, which is read again)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t start = self.pos, stop = self.content_end(), doc_end, err_pos
         cdef int code, r
@@ -577,70 +239,43 @@ cdef class Scanner:
             self.dend = stop
             self.high = 0
             r = self.event()
-            if r == BADDOC:
-                self.undo_pre()
-                if json_document(b, start, stop, &doc_end, &code, &err_pos) != 0:
-                    r = self.corrupt(start, stop, P_JSON, code, err_pos)
-                    if r == 0:
-                        self.pos = self.piece_end    # the rest of the piece is that record
-                    return r
-                self.checking = False
-                self.dend = doc_end
-                r = self.event()
-            if r == 0:
-                self.pos = self.dend
-            return r
+            if r != BADDOC:
+                return self.done(r)
+            self.undo_pre()
         if json_document(b, start, stop, &doc_end, &code, &err_pos) != 0:
             r = self.corrupt(start, stop, P_JSON, code, err_pos)
             if r == 0:
-                self.pos = self.piece_end
+                self.pos = self.piece_end    # the rest of the piece is that record
             return r
         self.dend = doc_end
-        if b[start] == 110:                       # null: a tombstone
+        if b[start] == 123:
+            self.checking = False
+            return self.done(self.event())
+        if b[start] == 110:                  # null: a tombstone
             self.tombstones += 1
             self.pos = doc_end
             return 0
-        r = self.corrupt(start, doc_end, P_NOT_DOC, 0, start)
+        return self.done(self.corrupt(start, doc_end, P_NOT_DOC, 0, start))
+
+    cdef int done(self, int r) noexcept:
         if r == 0:
-            self.pos = doc_end
+            self.pos = self.dend
         return r
 
-    cdef int corrupt(self, int64_t start, int64_t end, int64_t code, int64_t scode,
-                     int64_t err_pos) except -1:
-        """A record that names no table: only _corrupt_record and _error."""
-        cdef int64_t slot = self.corrupt_slot if self.corrupt_slot >= 0 else self.headers_slot
-        cdef Out o
-        cdef int64_t row
-        if slot >= 0:
-            o = self.outs[slot]
-            if o.length >= self.batch_rows:
-                self.full_slot = slot
-                return STOP_BATCH
-            o.reserve_row()
-            row = o.length
-            self.null_row(o, row)
-            (<int64_t*>o.seq.data)[row] = self.seq
-            col_valid(o.seq, row)
-            o.add_problem(row, scode, code, err_pos, start, end)
-            self.finish_row(o, row, start, end)
-        self.records += 1
-        self.seq += 1
-        return 0
+    cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
+        cdef int64_t f
+        for f in range(a, z):
+            self.hp[f] = -1
+            self.he[f] = -1
+            self.hk[f] = -1
+            self.hn[f] = 0
 
-    cdef void null_row(self, Out o, int64_t row) noexcept:
-        """Every column of the row null (the bits are 0 already: buffers are zeroed)."""
-        cdef Column c
-        cdef int64_t k
-        for k in range(o.nvars):
-            o.voffs[k][0][row + 1] = <int32_t>o.vdlen[k][0]
+    cdef void restart(self) noexcept:
+        """Walk the document anew: no field met, no image read."""
+        self.undo_pre()
+        self.reset_fields(0, NH)
+        self.pre_slot = -2
 
-    cdef void finish_row(self, Out o, int64_t row, int64_t start, int64_t end) noexcept:
-        o.rmsg[row] = self.msg
-        o.rstart[row] = start
-        o.rend[row] = end
-        o.length = row + 1
-
-    # -- one change event -----------------------------------------------------------------------
     cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept:
         """The header field a key names at a level (0 payload, 1 source, 2 transaction), or
         -1."""
@@ -704,9 +339,9 @@ cdef class Scanner:
 
     cdef int64_t walk(self, int64_t i, int level, int depth) except -2:
         """Record the header fields of the object at i (level 0: the payload, then its
-        source (1) and transaction (2); `depth`: its nesting, 1 at the top); returns the
-        object's end, or BAD. Keys with escapes are none of ours (no Debezium field name
-        needs one)."""
+        source (1) and transaction (2); `depth`: its nesting, 1 at the top), and read its
+        images when their output can be guessed; returns the object's end, or BAD. Keys with
+        escapes are none of ours (no Debezium field name needs one)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t end = self.dend, k, e, v, f
         cdef int esc, done
@@ -738,90 +373,16 @@ cdef class Scanner:
                     self.pre_a = True
                 else:
                     self.pre_b = True
-                e = self.image(o, o.length, v, f == H_AFTER, depth + 1)
+                e = self.walk_image(o, o.length, v, f == H_AFTER, depth + 1)
             else:
                 e = self.skip(v, 512 - depth)
             if e == BAD:
                 return BAD
             if f >= 0 and self.hn[f] == 1:
                 self.he[f] = e
-            i = self.after_value(e, &done)
+            i = self.after_value(e, 125, &done)
             if i == BAD or done:
                 return i
-
-    cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2:
-        """The member at i: its key's first byte (k) and closing quote (e); returns its value's
-        first byte, or BAD."""
-        cdef const uint8_t* b = self.buf
-        cdef int64_t end = self.dend, j, v
-        if self.checking and (i >= end or b[i] != 34):
-            return BAD
-        k[0] = i + 1
-        esc[0] = 0
-        e[0] = self.sscan(i + 1, esc)
-        if e[0] < 0:
-            return BAD
-        j = ws(b, e[0] + 1, end)
-        if self.checking and (j >= end or b[j] != 58):
-            return BAD
-        v = ws(b, j + 1, end)
-        if v >= end:
-            return BAD
-        return v
-
-    cdef int64_t after_value(self, int64_t e, int* done) noexcept:
-        """After a member's value ending at e: the next member's start (done 0), or just
-        past the object (done 1), or BAD."""
-        cdef const uint8_t* b = self.buf
-        cdef int64_t i = ws(b, e, self.dend)
-        if i >= self.dend:
-            return BAD
-        if b[i] == 44:
-            done[0] = 0
-            return ws(b, i + 1, self.dend)
-        if self.checking and b[i] != 125:
-            return BAD
-        done[0] = 1
-        return i + 1
-
-    cdef int64_t sscan(self, int64_t i, int* esc) noexcept:
-        """The closing quote of the string whose first byte is at i, or -1."""
-        cdef int code
-        cdef int64_t ep
-        return json_string_scan(self.buf, i, self.dend, esc, &self.high, &code, &ep)
-
-    cdef int64_t skip(self, int64_t v, int depth_left) noexcept:
-        """The end of the value at v (checked when checking), or BAD."""
-        cdef const uint8_t* b = self.buf
-        cdef int64_t end = self.dend, e, ep
-        cdef int esc = 0, code
-        cdef uint8_t c = b[v]
-        if not self.checking:
-            return token_end(b, v, end)
-        if c == 34:
-            e = self.sscan(v + 1, &esc)
-            return e + 1 if e >= 0 else BAD
-        if c == 45 or (48 <= c <= 57):
-            e = json_number_end(b, v, end)
-            return e if e >= 0 else BAD
-        if c == 116:
-            return v + 4 if v + 4 <= end and memcmp(b + v, b"true", 4) == 0 else BAD
-        if c == 102:
-            return v + 5 if v + 5 <= end and memcmp(b + v, b"false", 5) == 0 else BAD
-        if c == 110:
-            return v + 4 if v + 4 <= end and memcmp(b + v, b"null", 4) == 0 else BAD
-        if c == 123 or c == 91:
-            e = json_value_scan_d(b, v, end, depth_left, &self.high, &code, &ep)
-            return e if e >= 0 else BAD
-        return BAD
-
-    cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
-        cdef int64_t f
-        for f in range(a, z):
-            self.hp[f] = -1
-            self.he[f] = -1
-            self.hk[f] = -1
-            self.hn[f] = 0
 
     cdef int event(self) except -1:
         """The object at dstart: the envelope ({"schema", "payload"}) or the payload itself,
@@ -834,7 +395,6 @@ cdef class Scanner:
         self.reset_fields(0, NH)
         self.pre_slot = -2
         self.pre_b = self.pre_a = False
-        self.nx_b = self.nx_a = 0
         self.envelope = False
         self.saw_payload = False
         self.doc_sid = -1
@@ -851,10 +411,7 @@ cdef class Scanner:
             if top_end == BAD:
                 return BADDOC
             if self.saw_payload:                # an envelope after all: read it as one
-                self.undo_pre()
-                self.reset_fields(0, NH)
-                self.pre_slot = -2
-                self.nx_b = self.nx_a = 0
+                self.restart()
                 envelope = True
         if envelope:
             while True:
@@ -870,7 +427,6 @@ cdef class Scanner:
                             if r != 0:
                                 return r
                             self.envelope = True
-                            self.pstart = v
                             e = self.walk(v, 0, 2)
                             walked = True
                         else:
@@ -886,7 +442,7 @@ cdef class Scanner:
                     e = self.skip(v, 511)
                 if e == BAD:
                     return BADDOC
-                i = self.after_value(e, &done)
+                i = self.after_value(e, 125, &done)
                 if i == BAD:
                     return BADDOC
                 if done:
@@ -894,16 +450,12 @@ cdef class Scanner:
             top_end = i
             if npay == 0:                       # no payload key: the object is the payload
                 envelope = False
-                self.undo_pre()
-                self.reset_fields(0, NH)
-                self.pre_slot = -2
-                self.nx_b = self.nx_a = 0
+                self.restart()
                 self.doc_sid = -1
                 if self.walk(start, 0, 1) == BAD:
                     return BADDOC
         self.dend = top_end
-        if self.checking and self.high and \
-                cdc_utf8_first_invalid(b + start, top_end - start) >= 0:
+        if self.checking and not self.utf8_ok(start, top_end):
             return BADDOC
         self.envelope = envelope
         if envelope:
@@ -917,10 +469,7 @@ cdef class Scanner:
             if npay == 1 and b[pay] != 123:
                 return self.corrupt_at(P_PAYLOAD, 0, pay)
             if late:                            # the schema came after the payload: again
-                self.undo_pre()
-                self.reset_fields(0, NH)
-                self.pre_slot = -2
-                self.nx_b = self.nx_a = 0
+                self.restart()
                 r = self.set_sid(sa, sb)
                 if r != 0:
                     return r
@@ -941,47 +490,6 @@ cdef class Scanner:
             return STOP_SCHEMA
         self.sid = self.doc_sid
         return 0
-
-    cdef Out predicted(self):
-        """The output the previous document's table wrote to, when this document's images
-        can be read into it as the walk meets them (else None)."""
-        cdef Out o
-        cdef int64_t slot
-        if self.pre_slot == -2:
-            self.pre_slot = -1
-            if self.images and self.last_tid >= 0 and not self.tcontrol[self.last_tid]:
-                slot = self.tslot[self.last_tid]
-                if slot >= 0:
-                    o = self.outs[slot]
-                    if o.ncols and o.plan_sid == self.doc_sid and o.length < self.batch_rows:
-                        o.reserve_row()
-                        self.null_row(o, o.length)
-                        memset(o.sent_b, 0, o.ncols)
-                        memset(o.sent_a, 0, o.ncols)
-                        self.pre_slot = slot
-        if self.pre_slot < 0:
-            return None
-        return self.outs[self.pre_slot]
-
-    cdef void undo_pre(self):
-        """Take back the images read into the predicted output (another table, a control
-        event, a stop)."""
-        cdef Out o
-        cdef int64_t j, row
-        if self.pre_slot < 0 or not (self.pre_b or self.pre_a):
-            self.pre_slot = -1
-            return
-        o = self.outs[self.pre_slot]
-        row = o.length
-        for j in range(o.ncols):
-            if o.sent_b[j]:
-                undo_value(<Column>o.before[j], row)
-            if o.sent_a[j]:
-                undo_value(<Column>o.after[j], row)
-        o.drop_problem(row)
-        self.pre_slot = -1
-        self.pre_b = self.pre_a = False
-        self.nx_b = self.nx_a = 0
 
     cdef int64_t schema_id(self, int64_t a, int64_t z):
         """The id of the schema text b[a:z] (the last one first), or -1 when new."""
@@ -1013,46 +521,57 @@ cdef class Scanner:
         """A document that is JSON but no change event: the whole document is the record."""
         return self.corrupt(self.dstart, self.dend, code, flag, pos)
 
-    # -- routing ---------------------------------------------------------------------------------
+    # -- images read as the walk meets them ----------------------------------------------------
+    cdef Out predicted(self):
+        """The output the previous document's table wrote to, when this document's images
+        can be read into it as the walk meets them (else None): a row reserved there."""
+        cdef Out o
+        cdef int64_t slot
+        if self.pre_slot == -2:
+            self.pre_slot = -1
+            if self.images and self.last_tid >= 0 and not self.tunk[self.last_tid]:
+                slot = self.tslot[self.last_tid]
+                if slot >= 0:
+                    o = self.outs[slot]
+                    if o.ncols and o.length < self.batch_rows and self.planned(slot):
+                        o.reserve_row()
+                        o.null_row(o.length)
+                        self.fresh_images(o)
+                        self.pre_slot = slot
+        if self.pre_slot < 0:
+            return None
+        return self.outs[self.pre_slot]
+
+    cdef void fresh_images(self, Out o) noexcept:
+        """No column of the row's images sent yet, no key the table lacks met."""
+        memset(o.sent_b, 0, o.ncols)
+        memset(o.sent_a, 0, o.ncols)
+        self.nx = 0
+        self.nxk[0] = self.nxk[1] = 0
+
+    cdef void undo_pre(self) noexcept:
+        """Take back the images read into the guessed output (another table, a control
+        event, a stop, a document read again)."""
+        cdef Out o
+        if self.pre_slot >= 0 and (self.pre_b or self.pre_a):
+            o = self.outs[self.pre_slot]
+            o.clear_row(o.length)
+        self.pre_slot = -1
+        self.pre_b = self.pre_a = False
+
+    # -- routing -------------------------------------------------------------------------------
     cdef bint is_text(self, int64_t f) noexcept:
         """Field f holds a non-empty JSON string."""
         cdef int64_t v = self.hp[f]
         return v >= 0 and self.hn[f] == 1 and self.buf[v] == 34 and self.buf[v + 1] != 34
 
-    cdef int64_t table_id(self):
-        """The table id of the document's (source.schema, source.table) texts, or -1 (then
-        pending_name holds them for Python)."""
-        cdef const uint8_t* b = self.buf
-        cdef int64_t sa = 0, sn = 0, ta = 0, tn = 0, t, esc, n
-        cdef int e_
-        cdef bytes name
-        if self.is_text(HS_TABLE):
-            ta = self.hp[HS_TABLE]
-            tn = self.he[HS_TABLE] - ta
-            if self.is_text(HS_SCHEMA):
-                sa = self.hp[HS_SCHEMA]
-                sn = self.he[HS_SCHEMA] - sa
-        n = sn + 1 + tn
-        if self.last_tid >= 0:
-            name = self.tnames[self.last_tid]
-            if len(name) == n and memcmp(<const char*>name, b + sa, sn) == 0 \
-                    and memcmp(<const char*>name + sn + 1, b + ta, tn) == 0:
-                return self.last_tid
-        for t in range(self.ntid):
-            name = self.tnames[t]
-            if len(name) == n and memcmp(<const char*>name, b + sa, sn) == 0 \
-                    and memcmp(<const char*>name + sn + 1, b + ta, tn) == 0:
-                self.last_tid = t
-                return t
-        self.pending_name = bytes(b[sa:sa + sn]) + b"\0" + bytes(b[ta:ta + tn])
-        return -1
-
     cdef int route(self) except -1:
         """Where the walked document goes; its row written there. Images read during the walk
-        into another output than its table's are taken back first."""
+        into another output than its table's (or of an image given twice) are taken back
+        first."""
         cdef const uint8_t* b = self.buf
         cdef bint control, data
-        cdef int64_t tid, slot, row, v
+        cdef int64_t tid, slot, row, v, sa = 0, sn = 0, ta = 0, tn = 0
         cdef Out o
         if self.hn[H_SOURCE] != 1 or b[self.hp[H_SOURCE]] != 123:
             self.reset_fields(HS_VERSION, HS_COMMIT_LSN + 1)
@@ -1066,50 +585,52 @@ cdef class Scanner:
         if data and not self.is_text(HS_TABLE):
             self.undo_pre()
             return self.corrupt_at(P_SOURCE_TABLE, self.envelope, self.dstart)
-        tid = self.table_id()
+        if self.is_text(HS_TABLE):
+            ta = self.hp[HS_TABLE]
+            tn = self.he[HS_TABLE] - ta
+            if self.is_text(HS_SCHEMA):
+                sa = self.hp[HS_SCHEMA]
+                sn = self.he[HS_SCHEMA] - sa
+        tid = self.table_id(0, sa, sn, ta, tn)
         if tid < 0:
             self.undo_pre()
             return BADDOC if self.checking else STOP_TABLE  # Python reads only checked text
+        self.checking = False                   # (the walk has checked the whole document)
         self.cur_tid = tid
         slot = self.tslot[tid]
-        if slot < 0 or (data and self.tcontrol[tid]):
+        if slot < 0 or (data and self.tunk[tid]):
             self.undo_pre()
-            return self.counted(control, data and self.tcontrol[tid])
+            return self.counted(control, data and self.tunk[tid])
         o = self.outs[slot]
-        if self.pre_slot >= 0 and self.pre_slot != slot:
+        if self.pre_slot >= 0 and (self.pre_slot != slot or self.hn[H_BEFORE] > 1
+                                   or self.hn[H_AFTER] > 1):
             self.undo_pre()
         if o.length >= self.batch_rows:
             self.undo_pre()
             self.full_slot = slot
             return STOP_BATCH
-        if data and o.ncols and o.plan_sid != self.doc_sid:
+        if data and o.ncols and not self.planned(slot):
             self.undo_pre()
             self.pending_slot = slot
             self.pending_sid = self.doc_sid
             return STOP_PLAN
-        o.reserve_row()
         row = o.length
-        self.null_row(o, row)
+        if self.pre_slot < 0:
+            o.reserve_row()
+            o.null_row(row)
         self.header(o, row)
         if data and o.images:
             self.images_of(o, row)
-            self.extra += self.nx_b + self.nx_a
+            self.extra += self.nx
         if control:
             self.control += 1
-        self.finish_row(o, row, self.dstart, self.dend)
+        self.pre_slot = -1
+        o.finish_row(row, self.msg, self.dstart, self.dend, ROW_OTHER)
         self.records += 1
         self.seq += 1
         return 0
 
-    cdef int counted(self, bint control, bint unknown) noexcept:
-        """A record no output wants: counted only."""
-        self.control += control
-        self.unknown += unknown
-        self.records += 1
-        self.seq += 1
-        return 0
-
-    # -- the header ------------------------------------------------------------------------------
+    # -- the header ----------------------------------------------------------------------------
     cdef int64_t fid(self, int64_t f) noexcept:
         """A header field as a problem names it (with the form of the document)."""
         return f + (NH if self.envelope else 0)
@@ -1131,7 +652,7 @@ cdef class Scanner:
         if b[v] == 34:
             if put_string(c, row, b, v, self.dend):
                 e = self.he[f]
-                o.add_problem(row, self.fid(f), P_SURROGATE, v, v, e)
+                o.add_problem(row, self.fid(f), W_SURROGATE, v, v, e)
             return 0
         e = self.he[f]
         put_bytes(c, row, b + v, e - v)
@@ -1177,16 +698,17 @@ cdef class Scanner:
 
     cdef int header(self, Out o, int64_t row) except -1:
         cdef const uint8_t* b = self.buf
-        cdef int64_t v, e, x, n
+        cdef int64_t v, e, x
         cdef bint tx
-        cdef Column c
+        cdef list src = o.src
         col_valid(o.source_v, row)
         if self.hn[H_SOURCE] > 1:
             self.twice(o, row, H_SOURCE)
         elif self.hn[H_SOURCE] == 1 and b[self.hp[H_SOURCE]] != 123 \
                 and b[self.hp[H_SOURCE]] != 110:
             v = self.hp[H_SOURCE]
-            o.add_problem(row, self.fid(H_SOURCE), P_NOT_OBJECT, v, v, value_end(b, v, self.dend))
+            o.add_problem(row, self.fid(H_SOURCE), P_NOT_OBJECT, v, v,
+                          value_end(b, v, self.dend))
         cat = self.tcat[self.cur_tid]
         if cat is not None:
             if cat[0] is not None:
@@ -1195,13 +717,13 @@ cdef class Scanner:
         else:
             self.name_text(o, row, HS_SCHEMA, o.schema)
             self.name_text(o, row, HS_TABLE, o.table)
-        self.text(o, row, HS_VERSION, o.s_version)
-        self.text(o, row, HS_CONNECTOR, o.s_connector)
-        self.text(o, row, HS_NAME, o.s_name)
-        self.text(o, row, HS_DB, o.s_db)
-        self.text(o, row, HS_SNAPSHOT, o.s_snapshot)
-        self.text(o, row, HS_CHANGE_LSN, o.s_change_lsn)
-        self.text(o, row, HS_COMMIT_LSN, o.s_commit_lsn)
+        self.text(o, row, HS_VERSION, <Column>src[S_VERSION])
+        self.text(o, row, HS_CONNECTOR, <Column>src[S_CONNECTOR])
+        self.text(o, row, HS_NAME, <Column>src[S_NAME])
+        self.text(o, row, HS_DB, <Column>src[S_DB])
+        self.text(o, row, HS_SNAPSHOT, <Column>src[S_SNAPSHOT])
+        self.text(o, row, HS_CHANGE_LSN, <Column>src[S_CHANGE_LSN])
+        self.text(o, row, HS_COMMIT_LSN, <Column>src[S_COMMIT_LSN])
         (<int64_t*>o.seq.data)[row] = self.seq
         col_valid(o.seq, row)
         if self.hn[H_STATUS] > 0:
@@ -1221,17 +743,17 @@ cdef class Scanner:
                 put_fixed(o.commit_ts, row, &x, 8)
                 put_fixed(o.change_ts, row, &x, 8)
             if self.integer(o, row, H_EVENT_COUNT, &x):
-                put_fixed(o.s_event_count, row, &x, 8)
-            self.text(o, row, H_DATA_COLLECTIONS, o.s_collections)
+                put_fixed(<Column>src[S_EVENT_COUNT], row, &x, 8)
+            self.text(o, row, H_DATA_COLLECTIONS, <Column>src[S_COLLECTIONS])
             return 0
         # processed_ts: payload ts_us, else ts_ms
         if self.hn[H_TS_US] == 1 and self.present_field(H_TS_US):
             if self.ts(o, row, H_TS_US, 1, &x):
-                put_fixed(o.s_processed, row, &x, 8)
+                put_fixed(<Column>src[S_PROCESSED], row, &x, 8)
         else:
             self.twice(o, row, H_TS_US)     # a key given twice reads as absent
             if self.ts(o, row, H_TS_MS, 1000, &x):
-                put_fixed(o.s_processed, row, &x, 8)
+                put_fixed(<Column>src[S_PROCESSED], row, &x, 8)
         if self.hn[H_TABLE_CHANGES] > 0:
             put_bytes(o.op, row, <const uint8_t*>b"ddl", 3)
             self.ddl_kind(o, row)
@@ -1253,7 +775,7 @@ cdef class Scanner:
             if self.integer(o, row, HT_TOTAL_ORDER, &x):
                 (<int64_t*>o.seq.data)[row] = x
             if self.integer(o, row, HT_DCO, &x):
-                put_fixed(o.s_dco, row, &x, 8)
+                put_fixed(<Column>src[S_DCO], row, &x, 8)
         # commit_ts = change_ts: source.ts_us, else source.ts_ms
         if self.hn[HS_TS_US] == 1 and self.present_field(HS_TS_US):
             if self.ts(o, row, HS_TS_US, 1, &x):
@@ -1317,6 +839,7 @@ cdef class Scanner:
         """A schema-change event's source_op: its first tableChanges entry's type."""
         cdef const uint8_t* b = self.buf
         cdef int64_t v = self.hp[H_TABLE_CHANGES], i, k, e, w
+        cdef int64_t at = -1, seen = 0
         cdef int esc
         if self.hn[H_TABLE_CHANGES] != 1 or b[v] != 91:
             return 0
@@ -1324,7 +847,6 @@ cdef class Scanner:
         if b[i] != 123:
             return 0
         i = ws(b, i + 1, self.dend)
-        cdef int64_t at = -1, seen = 0
         while b[i] == 34:
             k = i + 1
             esc = 0
@@ -1342,21 +864,21 @@ cdef class Scanner:
             put_string(o.source_op, row, b, at, self.dend)
         return 0
 
-    # -- row images --------------------------------------------------------------------------------
+    # -- row images ----------------------------------------------------------------------------
     cdef int images_of(self, Out o, int64_t row) except -1:
-        """before, after, changed, present of a data event's row."""
+        """before, after, changed, present of a data event's row (docs/debezium.md)."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t j, n = o.ncols
+        cdef int64_t j, n = o.ncols, v = self.hp[H_OP], byte = row >> 3
+        cdef uint8_t bit = <uint8_t>(1 << (row & 7))
+        cdef uint8_t*** fl = o.flags
         cdef bint has_b, has_a
+        cdef bint pre = self.pre_slot >= 0
         cdef uint8_t* sent
         cdef uint8_t op = 0
-        cdef int64_t v = self.hp[H_OP]
-        cdef bint pre = self.pre_slot >= 0 and self.outs[self.pre_slot] is o
         if not pre:
-            memset(o.sent_b, 0, n)
-            memset(o.sent_a, 0, n)
-        has_b = self.one_image(o, row, 0, pre and self.pre_b)
-        has_a = self.one_image(o, row, 1, pre and self.pre_a)
+            self.fresh_images(o)
+        has_b = self.one_image(o, row, H_BEFORE, pre and self.pre_b)
+        has_a = self.one_image(o, row, H_AFTER, pre and self.pre_a)
         # the op, as the header read it
         if self.hn[H_OP] == 1 and v >= 0 and b[v] == 34 and self.he[H_OP] == v + 3:
             op = b[v + 1]
@@ -1369,167 +891,64 @@ cdef class Scanner:
             col_valid(o.present_v, row)
             for j in range(n):
                 if sent[j]:
-                    bits_set((<Column>o.present[j]).data, row)
-                col_valid(<Column>o.present[j], row)
+                    fl[4 * j][0][byte] |= bit
+                fl[4 * j + 1][0][byte] |= bit
         if op == 99 or op == 114:
             col_valid(o.changed_v, row)
             for j in range(n):
-                bits_set((<Column>o.changed[j]).data, row)
-                col_valid(<Column>o.changed[j], row)
+                fl[4 * j + 2][0][byte] |= bit
+                fl[4 * j + 3][0][byte] |= bit
         elif op == 100:
             col_valid(o.changed_v, row)
             for j in range(n):
-                col_valid(<Column>o.changed[j], row)
+                fl[4 * j + 3][0][byte] |= bit
         elif op == 117 and has_b and has_a:
             col_valid(o.changed_v, row)
             for j in range(n):
                 if differs(<Column>o.before[j], <Column>o.after[j], row):
-                    bits_set((<Column>o.changed[j]).data, row)
-                col_valid(<Column>o.changed[j], row)
+                    fl[4 * j + 2][0][byte] |= bit
+                fl[4 * j + 3][0][byte] |= bit
         return 0
 
-    cdef bint one_image(self, Out o, int64_t row, int which, bint read) except -1:
-        """The before (0) or after (1) image of a data event's row: read now unless the walk
-        did (`read`); its validity set. 1 when the row has that image."""
+    cdef bint one_image(self, Out o, int64_t row, int64_t f, bint read) except -1:
+        """The before or after image (field f) of a data event's row: read now unless the
+        walk did (`read`); its validity set. 1 when the row has that image."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t f = H_AFTER if which else H_BEFORE, v = self.hp[f], j
-        cdef uint8_t* sent = o.sent_a if which else o.sent_b
-        cdef list cols = o.after if which else o.before
-        if self.hn[f] > 1:
-            if read:                            # the first one was read: taken back
-                for j in range(o.ncols):
-                    if sent[j]:
-                        undo_value(<Column>cols[j], row)
-                        sent[j] = 0
-            self.twice(o, row, f)
+        cdef int64_t v = self.hp[f]
+        if self.twice(o, row, f):
             return False
         if v >= 0 and b[v] == 123:
             if not read:
-                self.image(o, row, v, which, self.img_depth())
-            col_valid(o.after_v if which else o.before_v, row)
+                self.walk_image(o, row, v, f == H_AFTER, 3 if self.envelope else 2)
+            col_valid(o.after_v if f == H_AFTER else o.before_v, row)
             return True
         if v >= 0 and b[v] != 110:
             o.add_problem(row, self.fid(f), P_NOT_OBJECT, v, v, value_end(b, v, self.dend))
         return False
 
-    cdef int64_t image(self, Out o, int64_t row, int64_t v, int which, int depth) except -2:
-        """The image object at v (nested `depth` deep) into the before (0) or after (1)
-        columns; returns its end, or BAD."""
-        cdef const uint8_t* b = self.buf
-        cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, f0, ln
-        cdef int esc, done
-        cdef uint8_t* sent = o.sent_a if which else o.sent_b
-        cdef list cols = o.after if which else o.before
-        cdef Column c
-        f0 = IMG_AFTER if which else IMG_BEFORE
-        i = ws(b, v + 1, end)
-        if i >= end:
-            return BAD
-        if b[i] == 125:
-            return i + 1
-        while True:
-            if i >= end or b[i] != 34:
-                return BAD
-            k = i + 1
-            j = -1
-            if guess < n and o.plain:
-                ln = o.noff[guess + 1] - o.noff[guess]
-                if k + ln < end and b[k + ln] == 34 and memcmp(
-                        b + k, <const char*>o.names + o.noff[guess], ln) == 0:
-                    j = guess               # the key the previous row had here
-                    e = k + ln
-            if j >= 0:
-                w = ws(b, e + 1, end)
-                if w >= end or b[w] != 58:
-                    return BAD
-                w = ws(b, w + 1, end)
-                if w >= end:
-                    return BAD
-            else:
-                w = self.key_at(i, &k, &e, &esc)
-                if w == BAD:
-                    return BAD
-                j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
-            if j < 0:
-                self.extra_key(k, e, which)
-                e = self.skip(w, 512 - depth)
-            else:
-                guess = j + 1
-                c = <Column>cols[j]
-                if sent[j]:
-                    undo_value(c, row)
-                    o.add_problem(row, f0 + j, P_TWICE, i, i, i)
-                    e = self.skip(w, 512 - depth)
-                else:
-                    sent[j] = 1
-                    e = self.value(o, c, j, row, w, f0 + j, depth)
-            if e == BAD:
-                return BAD
-            i = self.after_value(e, &done)
-            if i == BAD or done:
-                return i
-
-    cdef int img_depth(self) noexcept:
-        return 3 if self.envelope else 2
-
-    cdef void extra_key(self, int64_t k, int64_t e, int which) noexcept:
-        """A key the table lacks: counted once per key and image (a key given twice, once)."""
+    cdef void extra_key(self, int64_t k, int64_t e, bint after) noexcept:
+        """A key the table lacks: counted once per key and image (a key given twice, once),
+        as the reference counts a dict's keys."""
         cdef int64_t t, n = e - k
-        cdef int64_t* seen
-        cdef int* cnt
-        if which:
-            seen = &self.xk_a[0]
-            cnt = &self.nx_a
-        else:
-            seen = &self.xk_b[0]
-            cnt = &self.nx_b
-        for t in range(min(cnt[0], 16)):
+        cdef int64_t* seen = &self.xk[after][0]
+        cdef int cnt = self.nxk[after]
+        for t in range(min(cnt, 16)):
             if seen[2 * t + 1] - seen[2 * t] == n and memcmp(self.buf + seen[2 * t],
                                                              self.buf + k, n) == 0:
                 return
-        if cnt[0] < 16:
-            seen[2 * cnt[0]] = k
-            seen[2 * cnt[0] + 1] = e
-        cnt[0] += 1
+        if cnt < 16:
+            seen[2 * cnt] = k
+            seen[2 * cnt + 1] = e
+        self.nxk[after] = cnt + 1
+        self.nx += 1
 
-    # -- one value ---------------------------------------------------------------------------------
-    cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
-                       int64_t field, int depth) except -2:
-        """The value at v of column j into c; returns its end, or BAD."""
-        cdef const uint8_t* b = self.buf
-        cdef int esc = 0
-        cdef int64_t e
-        cdef int r
-        if b[v] == 34:
-            e = self.sscan(v + 1, &esc)
-            if e < 0:
-                return BAD
-            e += 1
-        else:
-            e = self.skip(v, 512 - depth)
-            if e == BAD:
-                return BAD
-        self.esc = esc
-        if b[v] == 110:
-            if not o.nullable[j]:
-                o.add_problem(row, field, P_NOT_NULL, v, v, e)
-            return e
-        r = self.convert(o, c, j, row, v, e)
-        if r != 1:
-            undo_value(c, row)
-            o.add_problem(row, field, P_SURROGATE if r == 2 else P_VALUE, v, v, e)
-        return e
-
-    cdef int64_t unit_of(self, Out o, int64_t j) noexcept:
-        cdef int32_t en = o.enc[j]
-        return en if (en == EN_MS or en == EN_US or en == EN_NS) else o.unit[j]
-
-    cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
-                     int64_t e) except -1:
+    # -- one value -----------------------------------------------------------------------------
+    cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
+                     int esc) except -1:
         """1 when the value b[v:e] (not null) is one of column j's type and was written, 2 for
-        a lone surrogate in a text, else 0."""
+        a lone surrogate in a text, else 0 (docs/debezium.md, "Columns and their types")."""
         cdef const uint8_t* b = self.buf
-        cdef int32_t kind = o.kind[j], en = o.enc[j]
+        cdef int32_t kind = o.kind[j], en = self.plan.enc[j]
         cdef uint8_t ch = b[v]
         cdef const uint8_t* p = b + v
         cdef int64_t n = e - v, x, lo, hi, us
@@ -1538,6 +957,7 @@ cdef class Scanner:
         cdef float f
         cdef cdc_jv_i128 u, q
         cdef int64_t uscale
+        cdef int r
         if quoted:
             p = b + v + 1
             n = e - v - 2
@@ -1581,7 +1001,7 @@ cdef class Scanner:
                 put_fixed(c, row, &d, 8)
             return 1
         if kind == K_DECIMAL:
-            r = self.unscaled(o, j, v, e, &u, &uscale)
+            r = self.unscaled(en, j, v, e, &u, &uscale)
             if r == 0:
                 return 0
             if r == 2:                  # a JSON number, or decimal text in a string
@@ -1599,7 +1019,7 @@ cdef class Scanner:
             if ch == 45 or (48 <= ch <= 57):
                 put_bytes(c, row, p, n)
                 return 1
-            r = self.unscaled(o, j, v, e, &u, &uscale)
+            r = self.unscaled(en, j, v, e, &u, &uscale)
             if r == 0:
                 return 0
             if r == 2:
@@ -1617,7 +1037,7 @@ cdef class Scanner:
             return 1
         if kind == K_STRING:
             if quoted:
-                if not self.esc:
+                if not esc:
                     put_bytes(c, row, p, n)
                     return 1
                 return 2 if put_string(c, row, b, v, self.dend) else 1
@@ -1648,7 +1068,8 @@ cdef class Scanner:
                     return 0
                 if not cdc_jv_int(p, n, I64_MIN, I64_MAX, &x):
                     return 0
-                if not to_us(x, self.unit_of(o, j), &us):
+                if not to_us(x, en if (en == EN_MS or en == EN_US or en == EN_NS)
+                             else self.plan.unit[j], &us):
                     return 0
                 if kind == K_TIME64 and not (0 <= us < US_PER_DAY):
                     return 0
@@ -1656,17 +1077,16 @@ cdef class Scanner:
             return 1
         return 0
 
-    cdef int unscaled(self, Out o, int64_t j, int64_t v, int64_t e, cdc_jv_i128* u,
+    cdef int unscaled(self, int32_t en, int64_t j, int64_t v, int64_t e, cdc_jv_i128* u,
                       int64_t* scale) except -1:
         """A decimal written as an unscaled integer: a VariableScaleDecimal object, or base64
-        where column j's encoding says so. 1 (u at scale), 0 when it is not a valid one, 2
-        when the value is not written that way (a number, or decimal text)."""
+        where column j's encoding `en` says so. 1 (u at scale), 0 when it is not a valid one,
+        2 when the value is not written that way (a number, or decimal text)."""
         cdef const uint8_t* b = self.buf
-        cdef int32_t en = o.enc[j]
         if b[v] == 123:
             return self.vsd(v, e, u, scale)
         if b[v] == 34 and en == EN_B64DEC:
-            scale[0] = o.escale[j]
+            scale[0] = self.plan.escale[j]
             return self.b64_int(b + v + 1, e - v - 2, u)
         if b[v] == 34 and en == EN_VSD:
             return 0                    # a VariableScaleDecimal is an object, not a text

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""One output table of a JSON kernel's run (`_olr`, `_qlik`).
+"""One output table of a JSON kernel's run (`_debezium`, `_olr`, `_qlik`).
 
 The envelope's columns by name, the format's `source` fields as a list of Columns (`src`, in
 the order of its struct), and the row images of the table when the call wants them: before,

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""One output table of a JSON kernel's run (`_olr`, `_qlik`): see _rows.pxd."""
+"""One output table of a JSON kernel's run (`_debezium`, `_olr`, `_qlik`): see _rows.pxd."""
 from libc.stdint cimport uint8_t, int32_t, int64_t
 from libc.stdlib cimport free
 from libc.string cimport memcmp

@@ -1,10 +1,10 @@
 # cython: language_level=3
-"""The walk every message kernel of a JSON format shares (`_olr`, `_qlik`): a Part's messages
-cut into pieces (a `{` that starts a line begins one), documents read one by one by the
-format's `document`, each walked once with every step checked (`key_at`, `after_value`,
-`skip`); the strict scanner of _json.h reads a document only when the walk refuses it. Table
-ids (a name's raw JSON text -> the output its records go to) and the outputs live here too,
-and the corrupt records, which every format writes alike.
+"""The walk every message kernel of a JSON format shares (`_debezium`, `_olr`, `_qlik`): a
+Part's messages cut into pieces (a `{` that starts a line begins one), documents read one by
+one by the format's `document`, each walked once with every step checked (`key_at`,
+`after_value`, `skip`); the strict scanner of _json.h reads a document only when the walk
+refuses it. Table ids (a name's raw JSON text -> the output its records go to) and the outputs
+live here too, and the corrupt records, which every format writes alike.
 """
 cimport cython
 from libc.stdint cimport uint8_t, int64_t
@@ -102,3 +102,7 @@ cdef class Walker:
                      int esc) except -1
     @cython.final
     cdef int image(self, Out o, int64_t row, int64_t v, bint after) except -1
+    @cython.final
+    cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
+                            int depth) except -2
+    cdef void extra_key(self, int64_t k, int64_t e, bint after) noexcept

@@ -369,3 +369,69 @@ cdef class Walker:
             if b[i] == 125:
                 return 0
             i = ws(b, i + 1, end)
+
+    cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
+                            int depth) except -2:
+        """The image object at v (nested `depth` deep) into the row's after (or before)
+        columns, each value by the format's `value`, each step checked when the walk checks (a
+        format may read images as its walk meets them, before it knows their row's table:
+        into the output it guesses, taken back when wrong); returns the object's end, or BAD.
+        Keys are matched against the names the previous row had there; one the layout lacks
+        goes to `extra_key` (a layout typed by the data is read by `image`)."""
+        cdef const uint8_t* b = self.buf
+        cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, ln
+        cdef int64_t f0 = IMG_AFTER if after else IMG_BEFORE
+        cdef int esc, done
+        cdef uint8_t* sent = o.sent_a if after else o.sent_b
+        cdef list cols = o.after if after else o.before
+        cdef Column c
+        i = ws(b, v + 1, end)
+        if i >= end:
+            return BAD
+        if b[i] == 125:
+            return i + 1
+        while True:
+            if b[i] != 34:
+                return BAD
+            k = i + 1
+            j = -1
+            if guess < n and o.plain:
+                ln = o.noff[guess + 1] - o.noff[guess]
+                if k + ln < end and b[k + ln] == 34 and cdc_jv_same(
+                        b + k, <const uint8_t*>o.names + o.noff[guess], ln):
+                    j = guess               # the key the previous row had here
+                    e = k + ln
+                    w = ws(b, e + 1, end)
+                    if w >= end or b[w] != 58:
+                        return BAD
+                    w = ws(b, w + 1, end)
+                    if w >= end:
+                        return BAD
+            if j < 0:
+                w = self.key_at(i, &k, &e, &esc)
+                if w == BAD:
+                    return BAD
+                j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
+            if j < 0:
+                self.extra_key(k, e, after)
+                e = self.skip(w, 512 - depth)
+            else:
+                guess = j + 1
+                c = <Column>cols[j]
+                if sent[j]:
+                    undo_value(c, row)
+                    o.twice_problem(row, f0 + j, i)
+                    e = self.skip(w, 512 - depth)
+                else:
+                    sent[j] = 1
+                    e = self.value(o, c, j, row, w, f0 + j)
+            if e == BAD:
+                return BAD
+            i = self.after_value(e, 125, &done)
+            if i == BAD or done:
+                return i
+
+    cdef void extra_key(self, int64_t k, int64_t e, bint after) noexcept:
+        """A key buf[k:e] of an image that names no column of its layout: counted (a format
+        whose reference counts each such key once per image says so here)."""
+        self.nx += 1

@@ -6,21 +6,17 @@ from __future__ import annotations
 
 import json
 
-import pyarrow as pa
-
-from .. import envelope
-from ..errors import DecodeError, show_value
+from ..errors import show_value
 from ..reference import _jsondoc as ref
-from ..sources import release
-from .base import (ALL, HEADERS, MESSAGE, apply_mode, binary_column, errors_column, full_name,
-                   image_structs)
+from ._jsonrun import IMG_BEFORE, STOP_END, STOP_PAUSE, STOP_TABLE, KernelRun
+from .base import HEADERS, full_name
 from .debezium import SOURCE, image_fields
 
-STOP_END, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN, _, STOP_PAUSE = range(7)
+# what the kernel stops for besides the walk's STOP_ codes
+STOP_SCHEMA, STOP_PLAN = 7, 8
 (P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_BAD_STATUS, P_NOT_INT,
  P_TS_RANGE, P_LSN, P_NOT_OBJECT, P_SOURCE_TABLE, P_JSON, P_NOT_DOC, P_PAYLOAD) = range(1, 16)
-CORRUPT = {P_SOURCE_TABLE, P_JSON, P_NOT_DOC, P_PAYLOAD}
-IMG_BEFORE, IMG_AFTER = 1 << 20, 2 << 20
+CORRUPT = frozenset({P_SOURCE_TABLE, P_JSON, P_NOT_DOC, P_PAYLOAD})
 
 # the header fields of the kernel, by number: their paths under the payload
 HEADER_PATHS = (
@@ -46,7 +42,7 @@ REASONS = {
 
 
 class Call:
-    """What lasts across the parts of one call: the ordinal, the layouts, parsed schemas."""
+    """What lasts across the parts of one call: the ordinal, the layouts."""
 
     def __init__(self):
         self.seq = 0
@@ -54,51 +50,19 @@ class Call:
         self.no_layout = set()      # tables whose first change event had no schema
 
 
-class _Output:
-    def __init__(self, key, layout, images, slot, out):
-        self.key, self.layout, self.images, self.slot, self.out = key, layout, images, slot, out
-        self.plans = {}             # schema id -> (encodings, scales, units)
-
-
-class Run:
-    """Decode one Part with the kernel."""
+class Run(KernelRun):
+    """Decode one Part with the debezium kernel."""
+    source = SOURCE
+    corrupt = CORRUPT
 
     def __init__(self, fmt, part, want, images, batch_rows, mode, stats, call):
         from .. import _debezium
-        self.k = _debezium
-        self.fmt, self.part, self.want, self.images = fmt, part, want, images
-        self.batch_rows, self.mode, self.stats, self.call = batch_rows, mode, stats, call
-        self.sc = _debezium.Scanner(part.data, part.offsets, part.valid, images)
-        self.sc.batch_rows = batch_rows
-        self.sc.seq_start(call.seq)
-        self.sc.messages = want.messages
-        self.outputs = {}           # key -> _Output
-        self.by_slot = []
-        self.schemas = []           # schema id -> image field schemas (or None)
-        self.released = 0           # the mapped input before this is given back
-        if not images:
-            if want.table is None:
-                self.sc.headers_slot = self.output(HEADERS).slot
-        ckey = want.corrupt_key
-        if ckey is not None or want.table is ALL:
-            self.sc.corrupt_slot = self.output(ckey).slot
+        self.schemas = []           # schema id -> (parsed schema, its image field schemas)
+        self.plans = {}             # (output slot, schema id) -> (encodings, scales, units)
+        super().__init__(fmt, part, want, images, batch_rows, mode, stats, call, _debezium)
 
-    # -- outputs ---------------------------------------------------------------------------------
-    def output(self, key) -> _Output:
-        o = self.outputs.get(key)
-        if o is not None:
-            return o
-        layout = None
-        if self.images and key is not None and key != HEADERS:
-            layout = self.layout_of_key(key)
-        cols = layout.columns if layout is not None else []
-        out = self.k.Out([c.type.kind for c in cols], [c.type.precision for c in cols],
-                         [c.type.scale for c in cols], [c.nullable for c in cols],
-                         [c.name for c in cols], self.images and key != HEADERS)
-        slot = self.sc.add_output(out)
-        o = self.outputs[key] = _Output(key, layout, self.images, slot, out)
-        self.by_slot.append(o)
-        return o
+    def scanner(self, images):
+        return self.k.Scanner(self.part.data, self.part.offsets, self.part.valid, images)
 
     def layout_of_key(self, key):
         """The layout of an output table, known before its first row (decode(table=…) of a
@@ -136,17 +100,27 @@ class Run:
             probe.add_table(probe.pending_name, -1)
 
     # -- what the kernel stops for ---------------------------------------------------------------
+    def answer(self, stop: int):
+        if stop == STOP_TABLE:
+            self.new_table()
+        elif stop == STOP_SCHEMA:
+            self.new_schema()
+        elif stop == STOP_PLAN:
+            self.set_plan()
+        return ()
+
     @staticmethod
     def table_name(pending: bytes) -> str:
-        """The table a kernel's STOP_TABLE names (its raw JSON texts of source.schema and
-        source.table, checked), as the calls name tables."""
-        raw_schema, raw_table = pending.split(b"\0", 1)
+        """The table a kernel's STOP_TABLE names (a tag byte, then the raw JSON texts of
+        source.schema and source.table, checked), as the calls name tables."""
+        raw_schema, raw_table = pending[1:].split(b"\0", 1)
         sch = json.loads(raw_schema) if raw_schema else None
         tab = json.loads(raw_table) if raw_table else None
         return full_name(sch or None, tab) if tab else ""
 
     def new_table(self):
-        name = self.table_name(self.sc.pending_name)
+        sc = self.sc
+        name = self.table_name(sc.pending_name)
         key, table = self.want.resolve(name)
         # the spellings a call merges into one output are one table (the reference's identity)
         ident = table.name if table is not None else \
@@ -156,8 +130,7 @@ class Run:
             cat = (table.schema.encode() if table.schema is not None else None,
                    table.table.encode())
         if not self.images:
-            slot = -1 if key is None else self.output(key).slot
-            self.sc.add_table(self.sc.pending_name, slot, False, cat)
+            sc.add_table(sc.pending_name, -1 if key is None else self.output(key).slot, cat)
             return
         # a change event (control events never stop here when images are read)
         layouts = self.call.layouts
@@ -176,13 +149,9 @@ class Run:
                 raise ValueError(
                     f"table {name!r} is neither in the catalog nor described by an embedded "
                     "schema: give a catalog, or write the messages with schemas.enable=true")
-            self.sc.add_table(self.sc.pending_name, -1, True, cat)
+            sc.add_table(sc.pending_name, -1, cat, True)    # its records: unknown_tables
             return
-        if key is None:
-            self.sc.add_table(self.sc.pending_name, -1, False, cat)
-            return
-        o = self.output(key)
-        self.sc.add_table(self.sc.pending_name, o.slot, False, cat)
+        sc.add_table(sc.pending_name, -1 if key is None else self.output(key).slot, cat)
 
     def current_schema(self):
         sid = self.sc.doc_sid
@@ -195,11 +164,12 @@ class Run:
         self.sc.add_schema(text)
 
     def set_plan(self):
-        o = self.by_slot[self.sc.pending_slot]
-        sid = self.sc.pending_sid
-        plan = o.plans.get(sid)
+        """The encodings of an output's columns in the documents of one embedded schema: the
+        layout's, where the schema does not say otherwise."""
+        slot, sid = self.sc.pending_slot, self.sc.pending_sid
+        plan = self.plans.get((slot, sid))
         if plan is None:
-            cols = o.layout.columns
+            cols = self.by_slot[slot].layout.columns
             over = {}
             if sid >= 0 and self.schemas[sid][1] is not None:
                 over = self.fmt.overrides(self.schemas[sid][1])
@@ -208,74 +178,10 @@ class Run:
                 e, s = over.get(c.name, (c.enc, c.scale))
                 encs.append(e)
                 scales.append(s)
-            plan = o.plans[sid] = (encs, scales, [c.unit for c in cols])
-        o.out.set_plan(sid, *plan)
+            plan = self.plans[slot, sid] = (encs, scales, [c.unit for c in cols])
+        self.sc.set_plan(slot, sid, *plan)
 
-    # -- the loop --------------------------------------------------------------------------------
-    def run(self):
-        sc = self.sc
-        try:
-            while True:
-                r = sc.run()
-                if r == STOP_END:
-                    break
-                if r == STOP_BATCH:
-                    yield from self.flush(self.by_slot[sc.full_slot])
-                    self.released = release(self.part.data, sc.pos, self.released)
-                elif r == STOP_PAUSE:
-                    # rows keep input positions only for errors, read again at the flush
-                    # (a mapped file's pages come back from the file)
-                    self.released = release(self.part.data, sc.pos, self.released)
-                elif r == STOP_TABLE:
-                    self.new_table()
-                elif r == STOP_SCHEMA:
-                    self.new_schema()
-                elif r == STOP_PLAN:
-                    self.set_plan()
-            for o in self.by_slot:
-                if o.out.length:
-                    yield from self.flush(o)
-        finally:
-            st = self.stats
-            st["records"] += sc.records
-            st["tombstones"] += sc.tombstones
-            st["control"] += sc.control
-            st["unknown_tables"] += sc.unknown
-            st["extra_columns"] += sc.extra
-            self.call.seq = sc.seq
-
-    def raise_pending(self):
-        """FAILFAST: the first error met so far, in input order, before anything else."""
-        if self.mode != "FAILFAST":
-            return
-        first = None
-        for o in self.by_slot:
-            for p in o.out.peek_problems():
-                err = self.error(o, p)
-                key = (p[6], p[3])
-                if first is None or key < first[0]:
-                    first = (key, err)
-                break
-        if first is not None:
-            raise first[1]
-
-    def flush(self, o: _Output):
-        self.raise_pending()
-        batch, first = self.batch(o)
-        yield o.key, apply_mode(batch, self.mode, self.stats, first)
-
-    # -- batches ---------------------------------------------------------------------------------
-    def message_of(self, msg: int) -> int:
-        return 0 if self.want.messages else self.part.base + msg
-
-    def error(self, o: _Output, p) -> DecodeError:
-        row, field, code, pos, a, b, msg = p
-        data = self.part.data
-        base = int(self.part.offsets[msg])
-        raw = bytes(memoryview(data)[a:b])
-        name, reason = self.describe(o, field, code, raw, pos, data)
-        return DecodeError(reason, self.message_of(msg), pos - base, name)
-
+    # -- error texts -----------------------------------------------------------------------------
     def describe(self, o, field, code, raw, pos, data):
         if code == P_JSON:
             return None, "invalid JSON: " + ref.scan_reason(field, bytes(memoryview(data)[
@@ -286,75 +192,12 @@ class Run:
             return "payload", "given twice" if field else "is not an object"
         if code == P_SOURCE_TABLE:
             return ("payload.source.table" if field else "source.table"), "missing"
-        if field >= IMG_BEFORE:
-            img = "after" if field >= IMG_AFTER else "before"
-            col = o.layout.columns[field - (IMG_AFTER if field >= IMG_AFTER else IMG_BEFORE)]
-            name = f"{img}.{col.name}"
-            if code == P_VALUE:
-                return name, f"{show_value(raw)} is not {col.type.name}"
-        else:
+        name = None
+        if field < IMG_BEFORE:
             envl = field >= NH
             path = HEADER_PATHS[field - NH if envl else field]
             name = ".".join((("payload",) if envl else ()) + path)
-        if code == P_TWICE:
-            return name, "given twice"
-        if code == P_NOT_NULL:
-            return name, "null in NOT NULL column"
-        if code == P_MISSING:
-            return name, "missing"
-        return name, REASONS[code].format(show_value(raw))
-
-    def batch(self, o: _Output):
-        """(record batch, its first DecodeError or None) of an output's rows so far."""
-        out = o.out
-        n = out.length
-        out.sync_lengths()
-        msgs, starts, ends = out.rows_info()
-        problems = out.problems()
-        data = self.part.data
-        rows, texts, crows, cvals = [], [], [], []
-        first = None
-        for p in problems:                  # rows with a problem only
-            row, code = p[0], p[2]
-            err = self.error(o, p + (int(msgs[row]),))
-            first = first or err
-            rows.append(row)
-            texts.append(str(err))
-            if code in CORRUPT:
-                crows.append(row)
-                cvals.append(bytes(memoryview(data)[starts[row]:ends[row]]))
-        images = o.images and o.key != HEADERS
-        cols = o.layout.columns if (images and o.layout is not None) else []
-        head = [out.op.finish(pa.string()), out.source_op.finish(pa.string()),
-                out.schema.finish(pa.string()), out.table.finish(pa.string()),
-                out.txid.finish(pa.string()), out.commit_ts.finish(envelope.UTC_US),
-                out.change_ts.finish(envelope.UTC_US), out.commit_pos.finish(pa.binary()),
-                out.change_pos.finish(pa.binary()), out.seq.finish(pa.int64())]
-        src_children = [out.s_version.finish(pa.string()), out.s_connector.finish(pa.string()),
-                        out.s_name.finish(pa.string()), out.s_db.finish(pa.string()),
-                        out.s_snapshot.finish(pa.string()),
-                        out.s_processed.finish(envelope.UTC_US),
-                        out.s_change_lsn.finish(pa.string()),
-                        out.s_commit_lsn.finish(pa.string()), out.s_dco.finish(pa.int64()),
-                        out.s_event_count.finish(pa.int64()),
-                        out.s_collections.finish(pa.string())]
-        source = pa.Array.from_buffers(SOURCE, n, [out.source_v.take_validity()],
-                                       children=src_children)
-        arrays = head
-        if images:
-            arrays += image_structs(out, cols, n)
-            schema = envelope.schema([(c.name, c.type.arrow_type) for c in cols], SOURCE)
-        else:
-            for c in (out.before_v, out.after_v, out.changed_v, out.present_v):
-                c.take_validity()
-            schema = envelope.headers_schema(SOURCE)
-        arrays += [source, errors_column(n, rows, texts), binary_column(n, crows, cvals)]
-        out.finished()
-        batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
-        if self.want.messages:
-            batch = batch.append_column(pa.field(MESSAGE, pa.int64()),
-                                        pa.array(msgs + self.part.base, pa.int64()))
-        return batch, first
+        return self.field_problem(o, field, code, raw, name, REASONS, show_value)
 
 
 def native_batches(fmt, parts, want, images, batch_rows, mode, stats):

@@ -1,6 +1,6 @@
-"""What the native runs of the JSON message formats share (`olr`, `qlik`): a kernel's
-Scanner (cdcfast/_walk.pyx) driven part by part — Python answers what it stops for — and
-its outputs (cdcfast/_rows.pyx) turned into record batches whose error texts the format's
+"""What the native runs of the JSON message formats share (`debezium`, `olr`, `qlik`): a
+kernel's Scanner (cdcfast/_walk.pyx) driven part by part — Python answers what it stops for —
+and its outputs (cdcfast/_rows.pyx) turned into record batches whose error texts the format's
 `describe` writes, as its reference does."""
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ class KernelRun:
         out = self.rows.Out(self.spec, [c.type.kind for c in cols],
                             [c.type.precision for c in cols], [c.type.scale for c in cols],
                             [c.nullable for c in cols], [c.name for c in cols], images,
-                            images and layout is not None and layout.derived)
+                            images and getattr(layout, "derived", False))
         if cols and hasattr(cols[0], "lob"):
             out.lob = bytes(bool(c.lob) for c in cols)
         slot = self.sc.add_output(out)
