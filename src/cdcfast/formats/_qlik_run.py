@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from ..reference import _jsondoc as ref
 from ..reference.qlik import LACKS_METADATA, OPERATIONS, TIMESTAMP_FORM, shown
+from ._json_codes import IMG_BEFORE, STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE
 from ._jsonmessages import utf8_text
-from ._jsonrun import (IMG_BEFORE, STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE, KernelRun,
-                       token_at)
+from ._jsonrun import KernelRun, token_at
 from .base import ALL, HEADERS, full_name
 from .qlik import SOURCE, QlikBadMetadata, qlik_metadata, table_layout
 
