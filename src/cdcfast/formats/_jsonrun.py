@@ -8,12 +8,12 @@ import pyarrow as pa
 
 from .. import envelope
 from ..errors import DecodeError
-from ..reference import _jsondoc as ref
 from ..sources import release
 # the stops and problem codes every JSON kernel numbers alike (their one spec: _json_codes,
 # which native/cdcfast/_walk.pxd reads)
 from ._json_codes import (IMG_AFTER, IMG_BEFORE, STOP_BATCH, STOP_END, STOP_PAUSE, W_MISSING,
                           W_NOT_NULL, W_TWICE, W_VALUE)
+from ._jsontext import Spans
 from .base import (ALL, HEADERS, MESSAGE, apply_mode, binary_column, errors_column,
                    image_structs)
 
@@ -209,4 +209,4 @@ class KernelRun:
 
 def token_at(data, pos: int) -> bytes:
     """The JSON value at pos of a well-formed document (a corrupt record's problem names it)."""
-    return bytes(memoryview(data)[pos:ref._Walker(data, len(data)).value_end(pos)])
+    return bytes(memoryview(data)[pos:Spans(data, len(data)).value_end(pos)])

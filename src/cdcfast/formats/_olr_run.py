@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 from ..errors import show_value
-from ..reference import _jsondoc as ref
 from ._json_codes import IMG_BEFORE, STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TABLE
 from ._jsonmessages import utf8_text
 from ._jsonrun import KernelRun, token_at
+from ._jsontext import Num, dups, parse_json, scan_reason
 from .base import HEADERS, full_name
 from .olr import EPOCH_UNITS, SOURCE
 
@@ -162,7 +162,7 @@ class Run(KernelRun):
 
     def describe(self, o, field, code, raw, pos, data):
         if code == P_JSON:
-            return None, "invalid JSON: " + ref.scan_reason(field, bytes(memoryview(data)[
+            return None, "invalid JSON: " + scan_reason(field, bytes(memoryview(data)[
                 pos:pos + 1]), 0)
         if code == P_NOT_DOC:
             return None, "invalid JSON: the document is not an object"
@@ -187,10 +187,10 @@ def _columns(text):
     `name` (the reference's `column_list`), else None."""
     if text is None:
         return None
-    cols = ref.parse_json(text)
+    cols = parse_json(text)
     if not isinstance(cols, list) or not all(
             isinstance(c, dict) and isinstance(c.get("name"), str)
-            and not isinstance(c.get("name"), ref.Num) and "name" not in ref.dups(c)
+            and not isinstance(c.get("name"), Num) and "name" not in dups(c)
             and utf8_text(c["name"]) for c in cols):
         return None
     return cols or None

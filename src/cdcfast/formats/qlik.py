@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 
 from ..catalog import STRING, Catalog, Column, ColumnType, Table, parse_type
+from ..errors import show_value
 from ._jsonmessages import documents, int_or_none, split_points, utf8_text
 from .base import Format
 
@@ -25,6 +26,23 @@ SOURCE = pa.struct([
 
 # headers.operation -> op (seed "Data message"); anything else is an error on the row
 OPS = {"INSERT": "c", "UPDATE": "u", "DELETE": "d", "REFRESH": "r"}
+
+# what the error texts of both decoders say (docs/qlik.md)
+OPERATIONS = ", ".join(OPS)
+TIMESTAMP_FORM = "is not a timestamp (YYYY-MM-DD HH:MM:SS[.f])"
+# a messageSchemaId that names no metadata message before it and no catalog table
+LACKS_METADATA = ("names metadata this input lacks: no metadata message before it and no "
+                  "catalog table has that schemaId; give a catalog built with "
+                  "cdcfast.Catalog.from_qlik over the metadata (MD) messages")
+
+
+def shown(raw: bytes) -> str:
+    """How a value is quoted in an error text (docs/qlik.md): a JSON string by its text
+    between the quotes, escapes as sent; any other value by its JSON text."""
+    if raw[:1] == b'"' and len(raw) >= 2:
+        raw = raw[1:-1]
+    return show_value(raw)
+
 
 # a column of a table known only from its data: Replicate's own name for text
 DERIVED = ColumnType("STRING", "STRING", STRING, is_char=True)
