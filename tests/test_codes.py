@@ -2,7 +2,10 @@
 (#21): the kernel cimports them from native/cdcfast/_<x>_codes.pxd, generated from the spec by
 native/codes_pxd.py (setup.py runs it), and the format's Python imports them from the spec.
 Checked here: the committed .pxd files are what the generator writes, a spec imports nothing,
-the format modules still offer the names, and no kernel keeps a copy of its own."""
+the format modules still offer the names, and no kernel keeps a copy of its own. Likewise the
+numbers every JSON kernel shares (_json_codes: the stops, the problem codes of a value, the
+strict scanner's codes, which the C of _json.h must say too) and the value kinds of
+cdcfast.catalog (native/cdcfast/_kinds.pxd)."""
 import ast
 import importlib
 import pathlib
@@ -19,8 +22,14 @@ GEN = runpy.run_path(str(ROOT / "native" / "codes_pxd.py"))
 KERNELS = {
     "_ibm": ("_ibm_codes.pxd", ["cdcfast.formats.ibm_delimited"]),
     "_lldf": ("_lldf_codes.pxd", ["cdcfast.formats.lldf"]),
+    "_olr": ("_olr_codes.pxd", ["cdcfast.formats._olr_run"]),
     "_qlik": ("_qlik_codes.pxd", ["cdcfast.formats._qlik_run"]),
 }
+# the spec every JSON kernel shares: the native files that cimport it, the modules that offer
+# its names under their old homes
+SHARED = {"_json_codes.pxd": (["_walk.pxd", "_rows.pyx"], ["cdcfast.reference._jsonscan"])}
+# the kernels that take the shared numbers (through _walk.pxd), which must keep no copy
+JSON_KERNELS = ["_walk.pxd", "_walk.pyx", "_rows.pxd", "_rows.pyx", "_olr.pyx", "_qlik.pyx"]
 
 
 def spec(pxd):
@@ -34,7 +43,7 @@ def code_lines(path):
 
 
 def test_every_kernel_with_codes_is_listed():
-    assert sorted(pxd for pxd, _ in KERNELS.values()) == sorted(GEN["SPECS"])
+    assert sorted([pxd for pxd, _ in KERNELS.values()] + list(SHARED)) == sorted(GEN["SPECS"])
 
 
 @pytest.mark.parametrize("pxd", sorted(GEN["SPECS"]))
@@ -62,7 +71,7 @@ def test_a_spec_is_pure_data(pxd):
 def test_names_are_unique_within_a_spec_and_the_values_of_codes_distinct():
     for pxd in GEN["SPECS"]:
         consts = spec(pxd)
-        for prefix in ("E_", "P_", "H_"):
+        for prefix in ("E_", "P_", "H_", "W_", "STOP_", "IMG_"):
             values = [v for k, v in consts.items() if k.startswith(prefix)]
             assert len(values) == len(set(values)), (pxd, prefix)
 
@@ -75,6 +84,49 @@ def test_the_format_modules_offer_the_specs_names(kernel):
         for name, value in spec(pxd).items():
             if name.startswith(("E_", "P_", "OFF_", "H_")) or name == "HEADER_MIN":
                 assert getattr(m, name) == value, (module, name)
+
+
+@pytest.mark.parametrize("pxd", sorted(SHARED))
+def test_the_old_homes_offer_the_shared_names(pxd):
+    for module in SHARED[pxd][1]:
+        m = importlib.import_module(module)
+        for name, value in spec(pxd).items():
+            if name.startswith("E_") or name == "MAX_DEPTH":
+                assert getattr(m, name) == value, (module, name)
+
+
+def test_the_json_formats_codes_begin_with_the_shared_ones():
+    """A JSON kernel's own P_* codes start with the ones the shared walk and rows write
+    (W_VALUE is the format's P_VALUE, and so on)."""
+    shared = {k[2:]: v for k, v in spec("_json_codes.pxd").items() if k.startswith("W_")}
+    assert set(shared) == {"VALUE", "TWICE", "NOT_NULL", "SURROGATE", "MISSING"}
+    for pxd in ("_olr_codes.pxd", "_qlik_codes.pxd"):
+        consts = spec(pxd)
+        assert {k: consts["P_" + k] for k in shared} == shared, pxd
+
+
+def test_the_c_scanner_says_the_specs_codes():
+    """_json.h is plain C (no Cython to cimport the spec): its enum and its depth limit must
+    be the spec's numbers, name by name."""
+    text = (NATIVE / "_json.h").read_text(encoding="utf-8")
+    c_codes = {"E_" + m.group(1): int(m.group(2))
+               for m in re.finditer(r"^\s*CDC_JSON_E_(\w+)\s*=\s*(\d+)\s*,", text, re.M)}
+    depth = re.search(r"^#define CDC_JSON_MAX_DEPTH (\d+)$", text, re.M)
+    consts = spec("_json_codes.pxd")
+    assert c_codes == {k: v for k, v in consts.items() if k.startswith("E_")}
+    assert depth and int(depth.group(1)) == consts["MAX_DEPTH"]
+
+
+def test_the_kinds_pxd_is_generated_from_the_catalog():
+    from cdcfast import catalog
+    committed = (NATIVE / GEN["KINDS"][0]).read_text(encoding="utf-8")
+    assert committed == GEN["render"](GEN["KINDS"][0]), \
+        "native/cdcfast/_kinds.pxd is stale: run python native/codes_pxd.py"
+    kinds = GEN["kinds"](str(ROOT / GEN["KINDS"][1]))
+    assert len(kinds) == 15
+    assert kinds == {name: getattr(catalog, name) for name in kinds}
+    assert {catalog.parse_type(t).kind for t in ("BOOLEAN", "DECFLOAT", "DATE")} == \
+        {kinds["BOOL"], kinds["DECTEXT"], kinds["DATE32"]}
 
 
 def _copies(text_lines, names):
@@ -97,6 +149,17 @@ def test_no_kernel_keeps_its_own_copy(kernel):
     assert re.search(rf"^from cdcfast\.{pxd[:-4]} cimport", text, re.M), \
         f"{path.name} does not cimport {pxd}"
     assert not _copies(code_lines(path), set(spec(pxd))), f"{path.name} redefines spec'd codes"
+
+
+@pytest.mark.parametrize("pxd", sorted(SHARED))
+def test_the_shared_codes_are_cimported_not_copied(pxd):
+    names = set(spec(pxd))
+    for name in SHARED[pxd][0]:
+        text = (NATIVE / name).read_text(encoding="utf-8")
+        assert re.search(rf"^from cdcfast\.{pxd[:-4]} cimport", text, re.M), \
+            f"{name} does not cimport {pxd}"
+    for name in JSON_KERNELS:
+        assert not _copies(code_lines(NATIVE / name), names), f"{name} redefines shared codes"
 
 
 def test_the_copy_scan_sees_a_copy(tmp_path):

@@ -9,6 +9,7 @@ from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits
                              kind_column)
 from cdcfast._kinds cimport *
 from cdcfast._jsonrow cimport undo_value, json_unescape
+from cdcfast._json_codes cimport W_TWICE
 
 import numpy as np
 
@@ -184,11 +185,11 @@ cdef class Out:
         if self.nerr and self.errs[(self.nerr - 1) * 6] == row \
                 and self.errs[(self.nerr - 1) * 6 + 1] == field:
             e = self.errs + (self.nerr - 1) * 6
-            if e[2] != 2:               # (P_TWICE in every JSON kernel: the second key's)
-                e[2] = 2
+            if e[2] != W_TWICE:         # (the second key's)
+                e[2] = W_TWICE
                 e[3] = e[4] = e[5] = pos
             return
-        self.add_problem(row, field, 2, pos, pos, pos)
+        self.add_problem(row, field, W_TWICE, pos, pos, pos)
 
     cdef void null_row(self, int64_t row) noexcept:
         """Every column of the row null (the bits are 0 already: buffers are zeroed)."""

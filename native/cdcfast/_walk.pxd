@@ -11,29 +11,15 @@ from libc.stdint cimport uint8_t, int64_t
 
 from cdcfast._arrow cimport Column
 from cdcfast._rows cimport Out
-
-# what a kernel stops for (the same numbers in every format's run)
-cdef enum:
-    STOP_END = 0         # the part is done
-    STOP_BATCH = 1       # an output reached batch_rows
-    STOP_TABLE = 2       # a record names a table the kernel has no id for
-    STOP_COLUMN = 3      # an image has a key its derived layout has not met
-    STOP_META = 4        # (qlik) a metadata message, for Python to read
-    STOP_PAUSE = 6       # PAUSE_BYTES more of the input are read
+# what a kernel stops for, the problem codes of a column value and the field numbers of image
+# columns, which every JSON kernel and its run number alike (the kernels cimport them from
+# here; their one spec: cdcfast/formats/_json_codes.py)
+from cdcfast._json_codes cimport (STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META,
+                                  STOP_PAUSE, W_VALUE, W_NOT_NULL, W_SURROGATE, IMG_BEFORE,
+                                  IMG_AFTER)
 
 cdef enum:
     BAD = -3             # a checked walk met something that is not well-formed JSON
-
-# the problem codes of a column value, which every JSON kernel numbers alike
-cdef enum:
-    W_VALUE = 1          # the value is not of its column's type
-    W_NOT_NULL = 3       # null in a NOT NULL column
-    W_SURROGATE = 4      # a lone surrogate in a \u escape of a text
-
-# the field numbers of image columns in problems: IMG_BEFORE + column, IMG_AFTER + column
-cdef enum:
-    IMG_BEFORE = 1 << 20
-    IMG_AFTER = 2 << 20
 
 
 cdef class Walker:

@@ -1,11 +1,54 @@
-"""What the JSON formats (debezium, olr, qlik) share outside their kernels: their catalog
-builders' messages as parsed documents (`catalog_from`, behind Catalog.from_debezium /
-from_olr / from_qlik), a JSON integer, whether a text can name a table or column, and where a
-stream of documents can be cut (`split_points`)."""
+"""What the JSON formats (debezium, olr, qlik) share outside their kernels: a table's layout
+(`LCol`, `Layout`), their catalog builders' messages as parsed documents (`catalog_from`,
+behind Catalog.from_debezium / from_olr / from_qlik), a JSON integer, whether a text can name
+a table or column, and where a stream of documents can be cut (`split_points`). How the
+decoders themselves read JSON text is cdcfast.formats._jsontext."""
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..catalog import ColumnType, Table
+
+
+@dataclass(frozen=True)
+class LCol:
+    """One column of a layout (a format adds what its values need: debezium.DbzCol,
+    qlik.QlikCol)."""
+    name: str
+    type: ColumnType        # the Arrow type (`type.arrow_type`) and the name errors give
+    nullable: bool
+
+
+@dataclass
+class Layout:
+    """What a decoder needs for one table: its columns, fixed for one call at the table's first
+    data message (docs/<format>.md, "Columns and their types") — or, for a table nothing
+    describes (olr, qlik), typed by the data: a key first met in a later message becomes the
+    next column (`grow` makes it)."""
+    name: str                   # output identity: catalog name, else the name as sent
+    table: Table | None         # the catalog (or metadata-message) table, when there is one
+    columns: list               # LCol
+    index: dict                 # column name -> position
+    grow: Callable[[str], LCol] | None = None   # typed by the data: the column of a new key
+
+    @classmethod
+    def of(cls, name, table, columns, grow=None):
+        return cls(name, table, list(columns), {c.name: i for i, c in enumerate(columns)},
+                   grow)
+
+    @property
+    def derived(self) -> bool:
+        """The columns are the keys met in the data, in order."""
+        return self.grow is not None
+
+    def add(self, name: str) -> int:
+        """Append the column of a key met in the data; its position."""
+        self.index[name] = len(self.columns)
+        self.columns.append(self.grow(name))
+        return self.index[name]
 
 
 def documents(messages):

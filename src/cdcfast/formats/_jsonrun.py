@@ -8,15 +8,14 @@ import pyarrow as pa
 
 from .. import envelope
 from ..errors import DecodeError
-from ..reference import _jsondoc as ref
 from ..sources import release
+# the stops and problem codes every JSON kernel numbers alike (their one spec: _json_codes,
+# which native/cdcfast/_walk.pxd reads)
+from ._json_codes import (IMG_AFTER, IMG_BEFORE, STOP_BATCH, STOP_END, STOP_PAUSE, W_MISSING,
+                          W_NOT_NULL, W_TWICE, W_VALUE)
+from ._jsontext import Spans
 from .base import (ALL, HEADERS, MESSAGE, apply_mode, binary_column, errors_column,
                    image_structs)
-
-STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META, _, STOP_PAUSE = range(7)
-# the problem codes every JSON kernel numbers alike, and its image columns' field numbers
-P_VALUE, P_TWICE, P_NOT_NULL, P_MISSING = 1, 2, 3, 5
-IMG_BEFORE, IMG_AFTER = 1 << 20, 2 << 20
 
 
 class _Output:
@@ -73,13 +72,13 @@ class KernelRun:
             img = "after" if field >= IMG_AFTER else "before"
             col = o.layout.columns[field - (IMG_AFTER if field >= IMG_AFTER else IMG_BEFORE)]
             name = f"{img}.{col.name}"
-            if code == P_VALUE:
+            if code == W_VALUE:
                 return name, f"{quote(raw)} is not {col.type.name}"
-        if code == P_TWICE:
+        if code == W_TWICE:
             return name, "given twice"
-        if code == P_NOT_NULL:
+        if code == W_NOT_NULL:
             return name, "null in NOT NULL column"
-        if code == P_MISSING:
+        if code == W_MISSING:
             return name, "missing"
         return name, reasons[code].format(quote(raw))
 
@@ -210,4 +209,4 @@ class KernelRun:
 
 def token_at(data, pos: int) -> bytes:
     """The JSON value at pos of a well-formed document (a corrupt record's problem names it)."""
-    return bytes(memoryview(data)[pos:ref._Walker(data, len(data)).value_end(pos)])
+    return bytes(memoryview(data)[pos:Spans(data, len(data)).value_end(pos)])

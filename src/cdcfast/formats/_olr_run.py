@@ -7,16 +7,18 @@ from __future__ import annotations
 import json
 
 from ..errors import show_value
-from ..reference import _jsondoc as ref
+from ._json_codes import IMG_BEFORE, STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TABLE
 from ._jsonmessages import utf8_text
-from ._jsonrun import (IMG_BEFORE, STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TABLE, KernelRun,
-                       token_at)
+from ._jsonrun import KernelRun, token_at
+from ._jsontext import Num, dups, parse_json, scan_reason
 from .base import HEADERS, full_name
 from .olr import EPOCH_UNITS, SOURCE
 
-(P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_NOT_INT, P_SCN, P_TIME,
- P_XID, P_NOT_OBJECT, P_BOOL, P_TEXT, P_JSON, P_NOT_DOC, P_PAYLOAD, P_ELEMENT, P_TABLE,
- P_COLUMNS, P_PAIR, P_SCN_INT, P_UNSIGNED, P_OP_CORRUPT) = range(1, 24)
+# the kernel's problem codes (their one spec: _olr_codes, which native/cdcfast/_olr.pyx reads)
+from ._olr_codes import (P_BAD_OP, P_BOOL, P_COLUMNS, P_ELEMENT, P_JSON,  # noqa: F401
+                         P_MISSING, P_NOT_DOC, P_NOT_INT, P_NOT_NULL, P_NOT_OBJECT,
+                         P_OP_CORRUPT, P_PAIR, P_PAYLOAD, P_SCN, P_SCN_INT, P_SURROGATE,
+                         P_TABLE, P_TEXT, P_TIME, P_TWICE, P_UNSIGNED, P_VALUE, P_XID)
 CORRUPT = {P_JSON, P_NOT_DOC, P_PAYLOAD, P_ELEMENT, P_TABLE, P_OP_CORRUPT}
 
 # the kernel's fields, by number, as errors name them
@@ -160,7 +162,7 @@ class Run(KernelRun):
 
     def describe(self, o, field, code, raw, pos, data):
         if code == P_JSON:
-            return None, "invalid JSON: " + ref.scan_reason(field, bytes(memoryview(data)[
+            return None, "invalid JSON: " + scan_reason(field, bytes(memoryview(data)[
                 pos:pos + 1]), 0)
         if code == P_NOT_DOC:
             return None, "invalid JSON: the document is not an object"
@@ -185,10 +187,10 @@ def _columns(text):
     `name` (the reference's `column_list`), else None."""
     if text is None:
         return None
-    cols = ref.parse_json(text)
+    cols = parse_json(text)
     if not isinstance(cols, list) or not all(
             isinstance(c, dict) and isinstance(c.get("name"), str)
-            and not isinstance(c.get("name"), ref.Num) and "name" not in ref.dups(c)
+            and not isinstance(c.get("name"), Num) and "name" not in dups(c)
             and utf8_text(c["name"]) for c in cols):
         return None
     return cols or None

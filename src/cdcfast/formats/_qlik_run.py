@@ -4,13 +4,13 @@ batch), and turns its outputs into record batches with the error texts the refer
 (cdcfast/reference/qlik.py; the rules: docs/qlik.md)."""
 from __future__ import annotations
 
-from ..reference import _jsondoc as ref
-from ..reference.qlik import LACKS_METADATA, OPERATIONS, TIMESTAMP_FORM, shown
+from ._json_codes import IMG_BEFORE, STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE
 from ._jsonmessages import utf8_text
-from ._jsonrun import (IMG_BEFORE, STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TABLE, KernelRun,
-                       token_at)
+from ._jsonrun import KernelRun, token_at
+from ._jsontext import Doc, Problem, parse_json, resolve, scan_reason
 from .base import ALL, HEADERS, full_name
-from .qlik import SOURCE, QlikBadMetadata, qlik_metadata, table_layout
+from .qlik import (LACKS_METADATA, OPERATIONS, SOURCE, TIMESTAMP_FORM, QlikBadMetadata,
+                   qlik_metadata, shown, table_layout)
 
 # the kernel's problem codes (their one spec: _qlik_codes, which native/cdcfast/_qlik.pyx reads)
 from ._qlik_codes import (P_BAD_OP, P_BOOL, P_JSON, P_MESSAGE, P_META,  # noqa: F401
@@ -87,7 +87,7 @@ class Run(KernelRun):
             yield from self.new_table()
         elif stop == STOP_COLUMN:
             o = self.by_slot[self.sc.pending_slot]
-            name = ref.parse_json(b'"' + self.sc.pending_key + b'"')
+            name = parse_json(b'"' + self.sc.pending_key + b'"')
             o.layout.add(name)
             o.out.add_column(name, fill=False)
 
@@ -96,8 +96,8 @@ class Run(KernelRun):
         sc = self.sc
         start = sc.pending_start
         text = bytes(memoryview(self.part.data)[start:sc.pending_end])
-        doc = ref.Doc(0, len(text))         # (positions within the document, then shifted)
-        v = ref.parse_json(text)
+        doc = Doc(0, len(text))             # (positions within the document, then shifted)
+        v = parse_json(text)
         body, prefix = (v["message"], ("message",)) if "message" in v else (v, ())
         try:
             meta = qlik_metadata(body)
@@ -105,8 +105,7 @@ class Run(KernelRun):
             path = prefix + e.path
             reason = "missing" if e.value is None else \
                 (lambda raw, r=e.reason: f"{shown(raw)} {r}")
-            pos, field, why = ref.resolve([ref.Problem(".".join(path), path, reason)], text,
-                                          doc)
+            pos, field, why = resolve([Problem(".".join(path), path, reason)], text, doc)
             self.meta_texts.append((field, why))
             while sc.meta_corrupt(len(self.meta_texts) - 1, start + pos) == STOP_BATCH:
                 yield from self.flush(self.by_slot[sc.full_slot])
@@ -195,7 +194,7 @@ class Run(KernelRun):
     # -- error texts -----------------------------------------------------------------------------
     def describe(self, o, field, code, raw, pos, data):
         if code == P_JSON:
-            return None, "invalid JSON: " + ref.scan_reason(field, bytes(memoryview(data)[
+            return None, "invalid JSON: " + scan_reason(field, bytes(memoryview(data)[
                 pos:pos + 1]), 0)
         if code == P_NOT_DOC:
             return None, "invalid JSON: the document is not an object"
@@ -210,7 +209,7 @@ class Run(KernelRun):
                 return name, f"{shown(raw)} is not a string"
             if field == UNNAMED_BAD_ID:     # (at its second key)
                 return name, "given twice"
-            if raw[:1] == b'"' and not utf8_text(ref.parse_json(raw)):
+            if raw[:1] == b'"' and not utf8_text(parse_json(raw)):
                 return name, f"{shown(raw)} has a lone surrogate in a \\u escape"
             if field == UNNAMED_SCHEMA_ID:
                 return "messageSchemaId", f"{shown(raw)} {LACKS_METADATA}"
@@ -228,7 +227,7 @@ def _text(raw: bytes):
     boolean's JSON text; "" none), as the reference's QlikHeader.text reads it."""
     if not raw:
         return None
-    v = ref.parse_json(raw) if raw[:1] == b'"' else raw.decode("utf-8")
+    v = parse_json(raw) if raw[:1] == b'"' else raw.decode("utf-8")
     return str(v) if v and utf8_text(v) else None     # a lone surrogate names nothing
 
 

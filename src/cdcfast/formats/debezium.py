@@ -20,7 +20,7 @@ from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        ColumnType, Table, parse_type)
 from ..envelope import UTC_US
-from ._jsonmessages import documents, int_or_none, split_points
+from ._jsonmessages import LCol, Layout, documents, int_or_none, split_points
 from .base import Format
 
 SOURCE = pa.struct([
@@ -54,27 +54,11 @@ _FLOAT_TYPES = {"float": FLOAT32, "float32": FLOAT32, "double": FLOAT64, "float6
 
 
 @dataclass(frozen=True)
-class LCol:
-    """One column of a layout."""
-    name: str
-    type: ColumnType        # the Arrow type (`type.arrow_type`) and the name errors give
-    nullable: bool
+class DbzCol(LCol):
+    """One column of a layout, with how the connector writes its values by default."""
     enc: int                # the default encoding (PLAIN, DAYS, B64DEC, …)
     scale: int = 0          # B64DEC: the scale of the unscaled integer
     unit: int = US          # TIME64/TIMESTAMP columns: the unit of a PLAIN integer
-
-
-@dataclass
-class Layout:
-    """A table's columns, fixed for one call (docs/debezium.md)."""
-    name: str                   # output identity: catalog name, else the name as sent
-    table: Table | None         # the catalog table, when there is one
-    columns: list               # LCol
-    index: dict                 # column name -> position
-
-    @classmethod
-    def of(cls, name, table, columns):
-        return cls(name, table, columns, {c.name: i for i, c in enumerate(columns)})
 
 
 def _type(label: str, kind: int, precision: int = 0, scale: int = 0) -> ColumnType:
@@ -223,7 +207,7 @@ class Debezium(Format):
             lay = self._catalog_layouts[table.name] = Layout.of(table.name, table, cols)
         return lay
 
-    def catalog_column(self, col) -> LCol:
+    def catalog_column(self, col) -> DbzCol:
         t = col.type
         o = self.options
         enc, scale, unit = PLAIN, 0, US
@@ -241,7 +225,7 @@ class Debezium(Format):
             unit = MS if o["time_precision"] == "connect" else _adaptive_unit(t.precision)
         elif t.kind == TIMESTAMP_TZ:
             enc = ZONED
-        return LCol(col.name, t, col.nullable, enc, scale, unit)
+        return DbzCol(col.name, t, col.nullable, enc, scale, unit)
 
     def schema_layout(self, name: str, fields: list) -> Layout:
         """The layout of a table the catalog lacks, from its first embedded schema."""
@@ -251,8 +235,8 @@ class Debezium(Format):
                 continue
             seen.add(fs["field"])
             enc, scale, ctype = field_encoding(fs)
-            cols.append(LCol(fs["field"], ctype, fs.get("optional", True) is not False,
-                             enc, scale))
+            cols.append(DbzCol(fs["field"], ctype, fs.get("optional", True) is not False,
+                               enc, scale))
         return Layout.of(name, None, cols)
 
     def overrides(self, fields: list) -> dict:

@@ -13,12 +13,11 @@ from the data and grow as new keys are met (`derived`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import pyarrow as pa
 
 from ..catalog import DATE32, STRING, TIMESTAMP, Catalog, Column, ColumnType, Table, parse_type
-from ._jsonmessages import documents, split_points
+from ._jsonmessages import LCol, Layout, documents, split_points
 from .base import Format, grown_table
 
 SOURCE = pa.struct([
@@ -107,34 +106,9 @@ def column_type(col: dict) -> ColumnType:
     return parse_type(type_name(col))
 
 
-@dataclass(frozen=True)
-class LCol:
-    """One column of a layout."""
-    name: str
-    type: ColumnType        # the Arrow type (`type.arrow_type`) and the name errors give
-    nullable: bool
-
-
-@dataclass
-class Layout:
-    """A table's columns, fixed for one call (docs/olr.md, "Columns and their types")."""
-    name: str                   # output identity: catalog name, else the name as sent
-    table: Table | None         # the catalog table, when there is one
-    columns: list               # LCol
-    index: dict                 # column name -> position
-    derived: bool               # JSON kinds: the columns are the keys met, in order
-
-    @classmethod
-    def of(cls, name, table, columns, derived=False):
-        return cls(name, table, list(columns), {c.name: i for i, c in enumerate(columns)},
-                   derived)
-
-    def add(self, name: str) -> LCol:
-        """Append a column met in the data (JSON-kinds layouts grow)."""
-        col = LCol(name, KINDS_TYPE, True)
-        self.index[name] = len(self.columns)
-        self.columns.append(col)
-        return col
+def kinds_column(name: str) -> LCol:
+    """The column of a key met in the images of a JSON-kinds layout."""
+    return LCol(name, KINDS_TYPE, True)
 
 
 class Olr(Format):
@@ -217,7 +191,7 @@ class Olr(Format):
 
     def kinds_layout(self, name: str) -> Layout:
         """An empty layout that grows by the keys met in the table's images (JSON kinds)."""
-        return Layout.of(name, None, [], derived=True)
+        return Layout.of(name, None, [], grow=kinds_column)
 
     # -- decoding --------------------------------------------------------------------------
     def table_of(self, batches):

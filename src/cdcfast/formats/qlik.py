@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 
 from ..catalog import STRING, Catalog, Column, ColumnType, Table, parse_type
-from ._jsonmessages import documents, int_or_none, split_points, utf8_text
+from ..errors import show_value
+from ._jsonmessages import LCol, Layout, documents, int_or_none, split_points, utf8_text
 from .base import Format
 
 SOURCE = pa.struct([
@@ -26,43 +27,41 @@ SOURCE = pa.struct([
 # headers.operation -> op (seed "Data message"); anything else is an error on the row
 OPS = {"INSERT": "c", "UPDATE": "u", "DELETE": "d", "REFRESH": "r"}
 
+# what the error texts of both decoders say (docs/qlik.md)
+OPERATIONS = ", ".join(OPS)
+TIMESTAMP_FORM = "is not a timestamp (YYYY-MM-DD HH:MM:SS[.f])"
+# a messageSchemaId that names no metadata message before it and no catalog table
+LACKS_METADATA = ("names metadata this input lacks: no metadata message before it and no "
+                  "catalog table has that schemaId; give a catalog built with "
+                  "cdcfast.Catalog.from_qlik over the metadata (MD) messages")
+
+
+def shown(raw: bytes) -> str:
+    """How a value is quoted in an error text (docs/qlik.md): a JSON string by its text
+    between the quotes, escapes as sent; any other value by its JSON text."""
+    if raw[:1] == b'"' and len(raw) >= 2:
+        raw = raw[1:-1]
+    return show_value(raw)
+
+
 # a column of a table known only from its data: Replicate's own name for text
 DERIVED = ColumnType("STRING", "STRING", STRING, is_char=True)
 
 
 @dataclass(frozen=True)
-class LCol:
-    """One column of a layout."""
-    name: str
-    type: ColumnType        # the Arrow type (`type.arrow_type`) and the name errors give
-    nullable: bool
+class QlikCol(LCol):
+    """One column of a layout (its position: its bit in the masks)."""
     lob: bool               # left out of changeMask by Qlik: null in `changed`
 
 
-@dataclass
-class Layout:
-    """A table's columns for one call (docs/qlik.md, "Columns and their types"). A derived
-    layout grows: a key first met in a later message becomes the next column."""
-    name: str                   # output identity: catalog name, else the name as sent
-    table: Table | None         # the catalog or metadata-message table, when there is one
-    columns: list               # LCol, in mask bit order
-    index: dict                 # column name -> position
-    derived: bool = False
-
-    @classmethod
-    def of(cls, name, table, columns, derived=False):
-        return cls(name, table, columns, {c.name: i for i, c in enumerate(columns)}, derived)
-
-    def add(self, name: str) -> int:
-        """Append a derived column; its position."""
-        self.index[name] = len(self.columns)
-        self.columns.append(LCol(name, DERIVED, True, False))
-        return self.index[name]
+def derived_column(name: str) -> QlikCol:
+    """The column of a key met in the data of a table known only from its data."""
+    return QlikCol(name, DERIVED, True, False)
 
 
 def table_layout(name: str, table: Table) -> Layout:
     """The layout of a described table: its columns, types and LOB flags."""
-    return Layout.of(name, table, [LCol(c.name, c.type, c.nullable, c.type.is_lob)
+    return Layout.of(name, table, [QlikCol(c.name, c.type, c.nullable, c.type.is_lob)
                                    for c in table.columns])
 
 
@@ -125,7 +124,7 @@ class Qlik(Format):
     @staticmethod
     def derived_layout(name: str) -> Layout:
         """A fresh layout of a table known only from its data (one per call: it grows)."""
-        return Layout.of(name, None, [], derived=True)
+        return Layout.of(name, None, [], grow=derived_column)
 
     # -- decoding --------------------------------------------------------------------------
     def table_of(self, batches: list) -> pa.Table:

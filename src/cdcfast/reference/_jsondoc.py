@@ -1,17 +1,16 @@
 """The JSON groundwork every reference decoder of a JSON format shares (debezium, olr, qlik).
 
-The `json` module parses each document, numbers kept as their text (`Num`) so decimals stay
-exact and keys given twice noted (`Obj`); byte positions, which it does not give, are found only
-for records with an error: `_Walker` locates the value an error names, and the strict scanner of
-`_jsonscan` names the first byte of a document that is not well-formed. Framing (`documents`),
-the plain readers of numbers and times, and the placeholders of problems and raw texts live here
-too, and what every JSON twin builds and delivers its rows with (`Header`, `Output`,
-`RoutedRows`, `empty_row`, `cut_raw_texts`); what a format reads from the documents lives in
-its own module.
+The `json` module parses each document as cdcfast.formats._jsontext reads JSON (numbers kept as
+their text, keys given twice noted; what the native runs read with too); byte positions, which
+it does not give, are found only for records with an error, and the strict scanner of
+`_jsonscan` names the first byte of a document that is not well-formed. Framing
+(`documents`), the plain readers of numbers and times, and the placeholders of problems and raw
+texts live here, and what every JSON twin builds and delivers its rows with (`Header`,
+`Output`, `RoutedRows`, `empty_row`, `cut_raw_texts`); what a format reads from the documents
+lives in its own module.
 """
 from __future__ import annotations
 
-import json
 import re
 
 import pyarrow as pa
@@ -19,22 +18,17 @@ import pyarrow as pa
 from .. import envelope
 from ..catalog import INT8, INT16, INT32, INT64
 from ..errors import DecodeError, show_value
+from ..formats._json_codes import MAX_DEPTH
+from ..formats._jsontext import DECODER, Doc, Num, Problem, Spans, dups, ws
+# formats/_dbz_run.py reads these two here until it imports formats._jsontext
+from ..formats._jsontext import parse_json, scan_reason  # noqa: F401
 from ..formats.base import apply_mode, same, with_messages  # noqa: F401 (same: for the JSON references)
 from . import _jsonscan
 
-MAX_DEPTH = 512
 INT_RANGE = {INT8: (-2 ** 7, 2 ** 7 - 1), INT16: (-2 ** 15, 2 ** 15 - 1),
              INT32: (-2 ** 31, 2 ** 31 - 1), INT64: (-2 ** 63, 2 ** 63 - 1)}
 I64 = INT_RANGE[INT64]
 US_PER_DAY = 86_400_000_000
-
-
-SCAN_REASONS = {
-    _jsonscan.E_TRUNCATED: "truncated document", _jsonscan.E_UNEXPECTED: "unexpected {}",
-    _jsonscan.E_CONTROL: "control character in string", _jsonscan.E_ESCAPE: "invalid escape",
-    _jsonscan.E_UTF8: "invalid UTF-8", _jsonscan.E_NUMBER: "invalid number",
-    _jsonscan.E_DEPTH: f"nesting deeper than {MAX_DEPTH}",
-}
 
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _NUMBER = re.compile(r"(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?")
@@ -43,59 +37,7 @@ _ISO = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9
 _FLOAT_WORDS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 
 
-class Num(str):
-    """A JSON number, kept as the text it was sent as."""
-
-
-class Obj(dict):
-    """A JSON object with a key given twice: ``dups`` names such keys (the dict holds the
-    last value)."""
-    dups = frozenset()
-
-
-def _object(pairs):
-    d = dict(pairs)
-    if len(d) != len(pairs):
-        d = Obj(d)
-        seen = set()
-        d.dups = frozenset(k for k, _ in pairs if k in seen or seen.add(k))
-    return d
-
-
-def _reject(name):
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_float=Num, parse_int=Num, parse_constant=_reject,
-                            object_pairs_hook=_object)
-
-
-def parse_json(text: bytes):
-    """A well-formed JSON text as this decoder reads it (numbers as text, keys given twice
-    noted)."""
-    return _DECODER.decode(text.decode("utf-8"))
-
-
-def dups(obj) -> frozenset:
-    return obj.dups if isinstance(obj, Obj) else frozenset()
-
-
 # -- documents ----------------------------------------------------------------------------
-
-class Doc:
-    """One document of a message: its byte span and parsed value, or why it is corrupt."""
-    __slots__ = ("start", "end", "value", "code", "err_pos")
-
-    def __init__(self, start, end, value=None, code=0, err_pos=0):
-        self.start, self.end, self.value = start, end, value
-        self.code, self.err_pos = code, err_pos
-
-
-def _ws(data: bytes, pos: int, end: int) -> int:
-    while pos < end and data[pos] in b" \t\n\r":
-        pos += 1
-    return pos
-
 
 def pieces(data: bytes):
     """(start, end) of the message's pieces: cut before every `{` that starts a line."""
@@ -112,7 +54,7 @@ def pieces(data: bytes):
 def documents(data: bytes):
     """The documents of one message, in order (docs/debezium.md, "Inputs and framing")."""
     for a, b in pieces(data):
-        pos = _ws(data, a, b)
+        pos = ws(data, a, b)
         if pos >= b:
             continue
         chunk = data[a:b]
@@ -126,14 +68,14 @@ def documents(data: bytes):
             yield doc
             if doc.code:
                 break                           # the rest of the piece is that record
-            pos = _ws(data, doc.end, b)
+            pos = ws(data, doc.end, b)
 
 
 def _parse_one(data, text, a, pos, b, deep) -> Doc:
     if text is not None and not deep:
         ci = pos - a if len(text) == b - a else len(data[a:pos].decode("utf-8"))
         try:
-            value, ce = _DECODER.raw_decode(text, ci)
+            value, ce = DECODER.raw_decode(text, ci)
         except (ValueError, RecursionError):
             pass
         else:
@@ -149,131 +91,7 @@ def _parse_one(data, text, a, pos, b, deep) -> Doc:
     doc_end, code, err_pos = _jsonscan.document(data, pos, stop)
     if code:
         return Doc(pos, stop, None, code, err_pos)
-    return Doc(pos, doc_end, _DECODER.decode(data[pos:doc_end].decode("utf-8")))
-
-
-def scan_reason(code: int, data: bytes, pos: int) -> str:
-    reason = SCAN_REASONS.get(code, "not well-formed JSON")
-    if code == _jsonscan.E_UNEXPECTED:
-        reason = reason.format(show_value(data[pos:pos + 1], "latin-1"))
-    return reason
-
-
-# -- positions (error paths only) -----------------------------------------------------------
-
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_SCALAR = re.compile(rb'[^ \t\n\r,}\]]+')
-_STRUCTURE = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]', re.S)
-
-
-class _Walker:
-    """Finds the byte span of a value in a well-formed document, by key path (the document
-    ends at `end`; the buffer is not copied)."""
-
-    def __init__(self, data: bytes, end: int):
-        self.data = data
-        self.end = end
-
-    def value_end(self, i: int) -> int:
-        c = self.data[i:i + 1]
-        if c == b'"':
-            return _STRING.match(self.data, i).end()
-        if c in (b"{", b"["):
-            depth = 0
-            for m in _STRUCTURE.finditer(self.data, i):
-                t = m.group()
-                if t in (b"{", b"["):
-                    depth += 1
-                elif t in (b"}", b"]"):
-                    depth -= 1
-                    if depth == 0:
-                        return m.end()
-            return self.end
-        return _SCALAR.match(self.data, i).end()
-
-    def members(self, i: int):
-        """(key, key position, value start, value end) of the object at i."""
-        d, n = self.data, self.end
-        i = _ws(d, i + 1, n)
-        while i < n and d[i:i + 1] == b'"':
-            m = _STRING.match(d, i)
-            raw = m.group()
-            key = raw[1:-1].decode("utf-8") if b"\\" not in raw \
-                else json.loads(raw.decode("utf-8"))
-            j = _ws(d, m.end(), n) + 1          # past ':'
-            j = _ws(d, j, n)
-            e = self.value_end(j)
-            yield key, i, j, e
-            i = _ws(d, e, n)
-            if d[i:i + 1] != b",":
-                return
-            i = _ws(d, i + 1, n)
-
-    def elements(self, i: int):
-        """(value start, value end) of each element of the array at i."""
-        d, n = self.data, self.end
-        i = _ws(d, i + 1, n)
-        if d[i:i + 1] == b"]":
-            return
-        while i < n:
-            e = self.value_end(i)
-            yield i, e
-            i = _ws(d, e, n)
-            if d[i:i + 1] != b",":
-                return
-            i = _ws(d, i + 1, n)
-
-    def span(self, start: int, path, nth: int = 1, at_key: bool = False):
-        """(start, end) of the value at `path` (its `nth` occurrence of the last key; the key
-        itself with at_key) in the document at `start`; None when absent. An int in `path`
-        steps into an array: that element."""
-        i = _ws(self.data, start, self.end)
-        for depth, key in enumerate(path):
-            last = depth == len(path) - 1
-            if isinstance(key, int):
-                for k, (vs, ve) in enumerate(self.elements(i)):
-                    if k == key:
-                        if last:
-                            return vs, ve
-                        i = vs
-                        break
-                else:
-                    return None
-                continue
-            count = 0
-            for k, kpos, vs, ve in self.members(i):
-                if k == key:
-                    count += 1
-                    if not last or count == nth:
-                        if last:
-                            return (kpos, vs) if at_key else (vs, ve)
-                        i = vs
-                        break
-            else:
-                return None
-        return None
-
-
-class Problem:
-    """An error waiting for its position: the field it names, the key path of the value, a
-    reason (a function of the value's JSON text), and which occurrence."""
-    __slots__ = ("field", "path", "reason", "nth", "at_key")
-
-    def __init__(self, field, path, reason, nth=1, at_key=False):
-        self.field, self.path, self.reason, self.nth, self.at_key = \
-            field, path, reason, nth, at_key
-
-
-def resolve(problems, data: bytes, doc: Doc):
-    """(byte, field, reason) of the first problem in document order."""
-    walker = _Walker(data, doc.end)
-    found = []
-    for p in problems:
-        sp = walker.span(doc.start, p.path, p.nth, p.at_key) if p.path else None
-        pos, raw = (sp[0], data[sp[0]:sp[1]]) if sp else (doc.start, b"")
-        reason = p.reason(raw) if callable(p.reason) else p.reason
-        found.append((pos, p.field, reason))
-    return min(found, key=lambda f: f[0])
+    return Doc(pos, doc_end, DECODER.decode(data[pos:doc_end].decode("utf-8")))
 
 
 def number_parts(text: str):
@@ -463,9 +281,9 @@ def cut_raw_texts(row: dict, data: bytes, doc: Doc) -> None:
             targets += [(holder, k) for k, v in holder.items() if isinstance(v, _RawText)]
     if not targets:
         return
-    walker = _Walker(data, doc.end)
+    spans = Spans(data, doc.end)
     for holder, k in targets:
-        a, b = walker.span(doc.start, holder[k].path)
+        a, b = spans.span(doc.start, holder[k].path)
         holder[k] = data[a:b].decode("utf-8")
 
 

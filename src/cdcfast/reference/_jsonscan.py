@@ -22,17 +22,10 @@ import base64
 import binascii
 import re
 
-# the same numbers as in native/cdcfast/_json.h
-E_TRUNCATED = 1     # the input ends inside a value; at end
-E_UNEXPECTED = 2    # a byte that cannot come here; at it (a literal: at its first byte)
-E_CONTROL = 3       # a raw byte below 0x20 in a string; at it
-E_ESCAPE = 4        # a bad escape; at its backslash
-E_UTF8 = 5          # invalid UTF-8; where Python's decode reports it
-E_NUMBER = 6        # a run of number bytes that is no number; at its first
-E_DEPTH = 7         # the bracket that opens level 513; at it
-E_TRAILING = 8      # more than whitespace after the document; at it
-
-MAX_DEPTH = 512
+# the scanner's codes, the same numbers as native/cdcfast/_json.h's (their one spec:
+# formats/_json_codes.py)
+from ..formats._json_codes import (E_CONTROL, E_DEPTH, E_ESCAPE, E_NUMBER, E_TRAILING,
+                                   E_TRUNCATED, E_UNEXPECTED, E_UTF8, MAX_DEPTH)
 
 _WS = re.compile(rb"[ \t\n\r]*")
 _STRING_STOP = re.compile(rb'["\\\x00-\x1f]')

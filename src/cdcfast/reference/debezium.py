@@ -4,8 +4,8 @@ This is the slow per-record parser the native kernel replaces, and the oracle it
 against: the `json` module parses each document (numbers kept as their text, so decimals
 stay exact), and plain Python converts the values. Byte positions, which the `json` module
 does not give, are found only for records with an error: a small walker over the document
-(`_Walker`) locates the value an error names, and the strict scanner of `_jsonscan` names the
-first byte of a document that is not well-formed.
+(`Spans` of cdcfast.formats._jsontext) locates the value an error names, and the strict
+scanner of `_jsonscan` names the first byte of a document that is not well-formed.
 """
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64,
                        STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ)
 from ..errors import show_value
 from ..formats.base import ALL, HEADERS, full_name
+from ..formats._jsontext import Doc, Num, Problem, dups, resolve, scan_reason
 from ..formats.debezium import (B64DEC, MS, NS, SOURCE, US, VSD,
                                 image_fields)
 from . import _jsonscan
 from . import _jsondoc
-from ._jsondoc import (_FLOAT_WORDS, _INT, _NUMBER, I64, INT_RANGE, US_PER_DAY, Bad, Doc,
-                       Num, Output, Problem, RoutedRows, _RawText, cut_raw_texts, documents,
-                       dups, empty_row, integer, iso_us, number_parts, rescale, resolve, same,
-                       scaled_text, scan_reason)
+from ._jsondoc import (_FLOAT_WORDS, _INT, _NUMBER, I64, INT_RANGE, US_PER_DAY, Bad, Output,
+                       RoutedRows, _RawText, cut_raw_texts, documents, empty_row, integer,
+                       iso_us, number_parts, rescale, same, scaled_text)
 
 DATA_OPS = {"c", "u", "d", "r", "t"}
 # -- values -------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ whose columns are every key met in the call — so every batch of a call has the
 the second reads the message fields (carrying scn and tm forward by xid), turns every payload
 element into a row and routes it. The `json` module parses (numbers kept as their text, so
 NUMBER values stay exact); byte positions are found only for records with an error, by the
-walker of `_jsondoc`.
+`Spans` of cdcfast.formats._jsontext.
 """
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ from ..catalog import (BINARY, BOOL, DECIMAL, DECTEXT, FLOAT32, FLOAT64, STRING,
                        TIMESTAMP, TIMESTAMP_TZ)
 from ..errors import show_value
 from ..formats._jsonmessages import utf8_text as encodable
+from ..formats._jsontext import Num, Problem, Spans, dups, resolve, scan_reason
 from ..formats.base import ALL, HEADERS, full_name
 from ..formats.olr import SOURCE, normal_xid
-from ._jsondoc import (_INT, _NUMBER, I64, INT_RANGE, Bad, Header, Num, Output, Problem,
-                       RoutedRows, _Walker, cut_raw_texts, documents, dups, empty_row, integer,
-                       iso_us, number_parts, rescale, resolve, same, scan_reason)
+from ._jsondoc import (_INT, _NUMBER, I64, INT_RANGE, Bad, Header, Output, RoutedRows,
+                       cut_raw_texts, documents, empty_row, integer, iso_us, number_parts,
+                       rescale, same)
 
 # payload.op as sent -> envelope op
 OPS = {"begin": "begin", "commit": "commit", "c": "c", "u": "u", "d": "d", "ddl": "ddl",
@@ -327,7 +328,7 @@ def records(doc, data):
             out.append(Record("corrupt", doc, j, el, problem=resolve(problems, data, doc)))
         else:
             out.append(Record("corrupt", doc, j, el, problem=(
-                _Walker(data, doc.end).span(doc.start, ("payload", j))[0],
+                Spans(data, doc.end).span(doc.start, ("payload", j))[0],
                 "payload.schema.table", "missing")))
     return out
 
@@ -466,7 +467,7 @@ class PartDecoder(RoutedRows):
             if key is None and want.table is not ALL:
                 return None
             row = empty_row(seq)
-            span = _Walker(data, doc.end).span(doc.start, ("payload", rec.j)) \
+            span = Spans(data, doc.end).span(doc.start, ("payload", rec.j)) \
                 if rec.j is not None else (doc.start, doc.end)
             row["_corrupt_record"] = data[span[0]:span[1]]
             return key, row, rec.problem

@@ -2,7 +2,7 @@
 
 This is the slow per-record parser the native kernel replaces, and the oracle it is tested
 against: the `json` module parses each document (numbers kept as their text, so decimals stay
-exact; reference/_jsondoc.py), plain Python reads the headers, the masks (`int(text, 16)`) and
+exact; cdcfast.formats._jsontext), plain Python reads the headers, the masks (`int(text, 16)`) and
 converts the values. Byte positions are found only for records with an error.
 
 Metadata messages are read in input order as they come: they are no records, but they name the
@@ -18,13 +18,15 @@ import struct
 
 from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64, STRING,
                        TIME64, TIMESTAMP, TIMESTAMP_TZ)
-from ..errors import DecodeError, show_value
+from ..errors import DecodeError
 from ..formats._jsonmessages import utf8_text as encodable
+from ..formats._jsontext import Num, Problem, dups, resolve, scan_reason
 from ..formats.base import ALL, full_name
-from ..formats.qlik import OPS, SOURCE, QlikBadMetadata, qlik_metadata, table_layout
-from ._jsondoc import (_FLOAT_WORDS, _NUMBER, US_PER_DAY, I64, INT_RANGE, Bad, Header, Num,
-                       Output, Problem, _days, _dim, _RawText, documents, dups, empty_row,
-                       integer, number_parts, rescale, resolve, same, scan_reason)
+from ..formats.qlik import (LACKS_METADATA, OPERATIONS, OPS, SOURCE, TIMESTAMP_FORM,
+                            QlikBadMetadata, qlik_metadata, shown, table_layout)
+from ._jsondoc import (_FLOAT_WORDS, _NUMBER, US_PER_DAY, I64, INT_RANGE, Bad, Header, Output,
+                       _days, _dim, _RawText, documents, empty_row, integer, number_parts,
+                       rescale, same)
 
 _HEX = re.compile(r"[0-9A-Fa-f]*")
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
@@ -33,21 +35,7 @@ _STAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2}):
                     r"(?:\.([0-9]+))?")
 NOT_HEX = object()      # a mask whose text is not hex: its struct is null
 
-OPERATIONS = ", ".join(OPS)
-TIMESTAMP_FORM = "is not a timestamp (YYYY-MM-DD HH:MM:SS[.f])"
-# a messageSchemaId that names no metadata message before it and no catalog table
-LACKS_METADATA = ("names metadata this input lacks: no metadata message before it and no "
-                  "catalog table has that schemaId; give a catalog built with "
-                  "cdcfast.Catalog.from_qlik over the metadata (MD) messages")
 NAMELESS = ("", None, None)     # a data message that names no table, in headers()
-
-
-def shown(raw: bytes) -> str:
-    """How a value is quoted in an error text (docs/qlik.md): a JSON string by its text
-    between the quotes, escapes as sent; any other value by its JSON text."""
-    if raw[:1] == b'"' and len(raw) >= 2:
-        raw = raw[1:-1]
-    return show_value(raw)
 
 
 # -- values -------------------------------------------------------------------------------
