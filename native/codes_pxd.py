@@ -19,6 +19,7 @@ import runpy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECS = {                       # the generated .pxd (in native/cdcfast) -> its spec
+    "_debezium_codes.pxd": "src/cdcfast/formats/_debezium_codes.py",
     "_ibm_codes.pxd": "src/cdcfast/formats/_ibm_codes.py",
     "_json_codes.pxd": "src/cdcfast/formats/_json_codes.py",
     "_lldf_codes.pxd": "src/cdcfast/formats/_lldf_codes.py",

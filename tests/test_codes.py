@@ -20,6 +20,7 @@ GEN = runpy.run_path(str(ROOT / "native" / "codes_pxd.py"))
 
 # kernel -> (its generated .pxd, the modules that offer the spec's names under their old homes)
 KERNELS = {
+    "_debezium": ("_debezium_codes.pxd", []),   # (no old home: its own test below)
     "_ibm": ("_ibm_codes.pxd", ["cdcfast.formats.ibm_delimited"]),
     "_lldf": ("_lldf_codes.pxd", ["cdcfast.formats.lldf"]),
     "_olr": ("_olr_codes.pxd", ["cdcfast.formats._olr_run"]),
@@ -29,7 +30,8 @@ KERNELS = {
 # its names under their old homes
 SHARED = {"_json_codes.pxd": (["_walk.pxd", "_rows.pyx"], ["cdcfast.reference._jsonscan"])}
 # the kernels that take the shared numbers (through _walk.pxd), which must keep no copy
-JSON_KERNELS = ["_walk.pxd", "_walk.pyx", "_rows.pxd", "_rows.pyx", "_olr.pyx", "_qlik.pyx"]
+JSON_KERNELS = ["_walk.pxd", "_walk.pyx", "_rows.pxd", "_rows.pyx", "_debezium.pyx", "_olr.pyx",
+                "_qlik.pyx"]
 
 
 def spec(pxd):
@@ -194,3 +196,27 @@ def test_the_offset_scan_sees_the_old_forms(tmp_path):
                  "e = be16(d + p + 182)  # h + 1 in a comment\nj = 192 if h == 0 else 77\n"
                  "ok = be16(d + h + OFF_SEGLEN) + p + 4\n")
     assert [i for i, _ in bare_offsets(code_lines(p), offsets)] == [1, 2, 3, 4, 5]
+
+
+def test_debezium_names_its_headers_encodings_and_source_fields_by_the_spec():
+    """The numbers only debezium's Python gives meaning to: each header field H_*/HS_*/HT_* is
+    the path _dbz_run names (H_TS_MS is payload.ts_ms, HS_* under source, HT_* under
+    transaction), each S_* is the `source` field of that name and place, and each EN_* is the
+    encoding cdcfast.formats.debezium uses under that name."""
+    from cdcfast.formats import _dbz_run, debezium
+    codes = spec("_debezium_codes.pxd")
+    heads = {k: v for k, v in codes.items() if re.match(r"H[ST]?_", k)}
+    assert sorted(heads.values()) == list(range(codes["NH"]))
+    assert sorted(_dbz_run.HEADER_PATHS) == list(range(codes["NH"]))
+    under = {"H": (), "HS": ("source",), "HT": ("transaction",)}
+    for name, value in heads.items():
+        prefix, field = name.split("_", 1)
+        path = _dbz_run.HEADER_PATHS[value]
+        assert path[:-1] == under[prefix], name
+        assert path[-1].replace("tableChanges", "table_changes").upper() == field, name
+    fields = [f.name for f in debezium.SOURCE]
+    assert {k: v for k, v in codes.items() if k.startswith("S_")} == \
+        {"S_" + name.upper(): i for i, name in enumerate(fields)}
+    for name, value in codes.items():
+        if name.startswith("EN_"):
+            assert getattr(debezium, name[3:]) == value, name

@@ -33,87 +33,13 @@ from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float, US_PER_DAY
 from cdcfast._jsonrow cimport *
 from cdcfast._rows cimport Out, ROW_OTHER
-from cdcfast._walk cimport Walker, STOP_BATCH, STOP_TABLE, BAD, W_SURROGATE
+from cdcfast._walk cimport (Walker, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN, BAD,
+                            W_SURROGATE)
 
 
-# encodings (cdcfast/formats/debezium.py)
-cdef enum:
-    EN_PLAIN = 0
-    EN_DAYS = 1
-    EN_MS = 2
-    EN_US = 3
-    EN_NS = 4
-    EN_ZONED = 5
-    EN_B64DEC = 6
-    EN_VSD = 7
-    EN_B64 = 8
-    EN_JSONTEXT = 9
-
-# problem codes (Python turns them into texts: cdcfast/formats/_dbz_run.py); a value's are
-# the walk's (W_VALUE 1, W_NOT_NULL 3, W_SURROGATE 4)
-cdef enum:
-    P_TWICE = 2          # a key given twice (a: the second key)
-    P_MISSING = 5        # a field that must be there is not (payload.op)
-    P_BAD_OP = 6         # op is none of c u d r t m
-    P_BAD_STATUS = 7     # status is not BEGIN or END
-    P_NOT_INT = 8        # a header integer that is none
-    P_TS_RANGE = 9       # a header time out of range
-    P_LSN = 10           # an LSN that is not hex groups
-    P_NOT_OBJECT = 11    # source / transaction / an image that is not an object
-    P_SOURCE_TABLE = 12  # (corrupt) a change event without source.table
-    P_JSON = 13          # (corrupt) not well-formed: field = the scanner's code
-    P_NOT_DOC = 14       # (corrupt) a document that is not an object
-    P_PAYLOAD = 15       # (corrupt) payload given twice or not an object
-
-# header fields, by where they are in the payload (their names: _dbz_run.HEADER_PATHS); a
-# problem names field f of the envelope form as f + NH
-cdef enum:
-    H_BEFORE = 0
-    H_AFTER = 1
-    H_SOURCE = 2
-    H_OP = 3
-    H_TS_MS = 4
-    H_TS_US = 5
-    H_TRANSACTION = 6
-    H_STATUS = 7
-    H_ID = 8
-    H_EVENT_COUNT = 9
-    H_DATA_COLLECTIONS = 10
-    H_TABLE_CHANGES = 11
-    HS_VERSION = 12
-    HS_CONNECTOR = 13
-    HS_NAME = 14
-    HS_DB = 15
-    HS_SNAPSHOT = 16
-    HS_SCHEMA = 17
-    HS_TABLE = 18
-    HS_TS_MS = 19
-    HS_TS_US = 20
-    HS_CHANGE_LSN = 21
-    HS_COMMIT_LSN = 22
-    HT_ID = 23
-    HT_TOTAL_ORDER = 24
-    HT_DCO = 25
-    NH = 26
-
-# the source struct's fields (cdcfast/formats/debezium.py SOURCE), in Out.src
-cdef enum:
-    S_VERSION = 0
-    S_CONNECTOR = 1
-    S_NAME = 2
-    S_DB = 3
-    S_SNAPSHOT = 4
-    S_PROCESSED = 5
-    S_CHANGE_LSN = 6
-    S_COMMIT_LSN = 7
-    S_DCO = 8
-    S_EVENT_COUNT = 9
-    S_COLLECTIONS = 10
-
-# what the kernel stops for besides the walk's STOP_ codes (the same numbers in _dbz_run)
-cdef enum:
-    STOP_SCHEMA = 7      # a document's embedded schema is new
-    STOP_PLAN = 8        # an output needs its plan for a schema
+# the encodings EN_*, problem codes P_*, header fields H_*/HS_*/HT_* (NH of them) and source
+# fields S_* (their spec: cdcfast/formats/_debezium_codes.py, which _dbz_run reads too)
+from cdcfast._debezium_codes cimport *
 
 cdef enum:
     BADDOC = 5           # (never leaves the kernel) the document needs the strict scanner
@@ -334,7 +260,7 @@ cdef class Scanner(Walker):
         if key_is(b, k, n, b"total_order", 11):
             return HT_TOTAL_ORDER
         if key_is(b, k, n, b"data_collection_order", 21):
-            return HT_DCO
+            return HT_DATA_COLLECTION_ORDER
         return -1
 
     cdef int64_t walk(self, int64_t i, int level, int depth) except -2:
@@ -744,16 +670,16 @@ cdef class Scanner(Walker):
                 put_fixed(o.change_ts, row, &x, 8)
             if self.integer(o, row, H_EVENT_COUNT, &x):
                 put_fixed(<Column>src[S_EVENT_COUNT], row, &x, 8)
-            self.text(o, row, H_DATA_COLLECTIONS, <Column>src[S_COLLECTIONS])
+            self.text(o, row, H_DATA_COLLECTIONS, <Column>src[S_DATA_COLLECTIONS])
             return 0
         # processed_ts: payload ts_us, else ts_ms
         if self.hn[H_TS_US] == 1 and self.present_field(H_TS_US):
             if self.ts(o, row, H_TS_US, 1, &x):
-                put_fixed(<Column>src[S_PROCESSED], row, &x, 8)
+                put_fixed(<Column>src[S_PROCESSED_TS], row, &x, 8)
         else:
             self.twice(o, row, H_TS_US)     # a key given twice reads as absent
             if self.ts(o, row, H_TS_MS, 1000, &x):
-                put_fixed(<Column>src[S_PROCESSED], row, &x, 8)
+                put_fixed(<Column>src[S_PROCESSED_TS], row, &x, 8)
         if self.hn[H_TABLE_CHANGES] > 0:
             put_bytes(o.op, row, <const uint8_t*>b"ddl", 3)
             self.ddl_kind(o, row)
@@ -774,8 +700,8 @@ cdef class Scanner(Walker):
             self.text(o, row, HT_ID, o.txid)
             if self.integer(o, row, HT_TOTAL_ORDER, &x):
                 (<int64_t*>o.seq.data)[row] = x
-            if self.integer(o, row, HT_DCO, &x):
-                put_fixed(<Column>src[S_DCO], row, &x, 8)
+            if self.integer(o, row, HT_DATA_COLLECTION_ORDER, &x):
+                put_fixed(<Column>src[S_DATA_COLLECTION_ORDER], row, &x, 8)
         # commit_ts = change_ts: source.ts_us, else source.ts_ms
         if self.hn[HS_TS_US] == 1 and self.present_field(HS_TS_US):
             if self.ts(o, row, HS_TS_US, 1, &x):

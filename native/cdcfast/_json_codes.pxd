@@ -9,6 +9,8 @@ cdef enum:
     STOP_COLUMN = 3
     STOP_META = 4
     STOP_PAUSE = 6
+    STOP_SCHEMA = 7
+    STOP_PLAN = 8
     W_VALUE = 1
     W_TWICE = 2
     W_NOT_NULL = 3

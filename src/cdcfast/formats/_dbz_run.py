@@ -7,28 +7,35 @@ from __future__ import annotations
 import json
 
 from ..errors import show_value
-from ..reference import _jsondoc as ref
-from ._jsonrun import IMG_BEFORE, STOP_END, STOP_PAUSE, STOP_TABLE, KernelRun
+from . import _jsontext as ref
+from ._debezium_codes import (H_AFTER, H_BEFORE, H_DATA_COLLECTIONS, H_EVENT_COUNT, H_ID, H_OP,
+                              H_SOURCE, H_STATUS, H_TABLE_CHANGES, H_TRANSACTION, H_TS_MS,
+                              H_TS_US, HS_CHANGE_LSN, HS_COMMIT_LSN, HS_CONNECTOR, HS_DB,
+                              HS_NAME, HS_SCHEMA, HS_SNAPSHOT, HS_TABLE, HS_TS_MS, HS_TS_US,
+                              HS_VERSION, HT_DATA_COLLECTION_ORDER, HT_ID, HT_TOTAL_ORDER, NH,
+                              P_BAD_OP, P_BAD_STATUS, P_JSON, P_LSN, P_NOT_DOC, P_NOT_INT,
+                              P_NOT_OBJECT, P_PAYLOAD, P_SOURCE_TABLE, P_SURROGATE, P_TS_RANGE)
+from ._json_codes import IMG_BEFORE, STOP_END, STOP_PAUSE, STOP_PLAN, STOP_SCHEMA, STOP_TABLE
+from ._jsonrun import KernelRun
 from .base import HEADERS, full_name
 from .debezium import SOURCE, image_fields
 
-# what the kernel stops for besides the walk's STOP_ codes
-STOP_SCHEMA, STOP_PLAN = 7, 8
-(P_VALUE, P_TWICE, P_NOT_NULL, P_SURROGATE, P_MISSING, P_BAD_OP, P_BAD_STATUS, P_NOT_INT,
- P_TS_RANGE, P_LSN, P_NOT_OBJECT, P_SOURCE_TABLE, P_JSON, P_NOT_DOC, P_PAYLOAD) = range(1, 16)
 CORRUPT = frozenset({P_SOURCE_TABLE, P_JSON, P_NOT_DOC, P_PAYLOAD})
 
 # the header fields of the kernel, by number: their paths under the payload
-HEADER_PATHS = (
-    ("before",), ("after",), ("source",), ("op",), ("ts_ms",), ("ts_us",), ("transaction",),
-    ("status",), ("id",), ("event_count",), ("data_collections",), ("tableChanges",),
-    ("source", "version"), ("source", "connector"), ("source", "name"), ("source", "db"),
-    ("source", "snapshot"), ("source", "schema"), ("source", "table"), ("source", "ts_ms"),
-    ("source", "ts_us"), ("source", "change_lsn"), ("source", "commit_lsn"),
-    ("transaction", "id"), ("transaction", "total_order"),
-    ("transaction", "data_collection_order"),
-)
-NH = len(HEADER_PATHS)
+HEADER_PATHS = {
+    H_BEFORE: ("before",), H_AFTER: ("after",), H_SOURCE: ("source",), H_OP: ("op",),
+    H_TS_MS: ("ts_ms",), H_TS_US: ("ts_us",), H_TRANSACTION: ("transaction",),
+    H_STATUS: ("status",), H_ID: ("id",), H_EVENT_COUNT: ("event_count",),
+    H_DATA_COLLECTIONS: ("data_collections",), H_TABLE_CHANGES: ("tableChanges",),
+    HS_VERSION: ("source", "version"), HS_CONNECTOR: ("source", "connector"),
+    HS_NAME: ("source", "name"), HS_DB: ("source", "db"), HS_SNAPSHOT: ("source", "snapshot"),
+    HS_SCHEMA: ("source", "schema"), HS_TABLE: ("source", "table"),
+    HS_TS_MS: ("source", "ts_ms"), HS_TS_US: ("source", "ts_us"),
+    HS_CHANGE_LSN: ("source", "change_lsn"), HS_COMMIT_LSN: ("source", "commit_lsn"),
+    HT_ID: ("transaction", "id"), HT_TOTAL_ORDER: ("transaction", "total_order"),
+    HT_DATA_COLLECTION_ORDER: ("transaction", "data_collection_order"),
+}
 
 REASONS = {
     P_SURROGATE: "{} has a lone surrogate in a \\u escape",

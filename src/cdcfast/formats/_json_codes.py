@@ -14,6 +14,8 @@ STOP_TABLE = 2       # a record names a table the kernel has no id for
 STOP_COLUMN = 3      # an image has a key its derived layout has not met
 STOP_META = 4        # (qlik) a metadata message, for Python to read
 STOP_PAUSE = 6       # PAUSE_BYTES more of the input are read
+STOP_SCHEMA = 7      # (debezium) a document's embedded schema is new
+STOP_PLAN = 8        # (debezium) an output needs its plan for a schema
 
 # the problem codes every JSON kernel numbers alike; a format's own codes (its P_*) begin with
 # these, under its names (P_VALUE = W_VALUE, …: tests/test_codes.py)

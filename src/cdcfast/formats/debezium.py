@@ -20,6 +20,10 @@ from ..catalog import (BINARY, BOOL, DATE32, DECIMAL, DECTEXT, FLOAT32, FLOAT64,
                        INT32, INT64, STRING, TIME64, TIMESTAMP, TIMESTAMP_TZ, Catalog, Column,
                        ColumnType, Table, parse_type)
 from ..envelope import UTC_US
+from ._debezium_codes import (EN_B64 as B64, EN_B64DEC as B64DEC, EN_DAYS as DAYS,
+                              EN_JSONTEXT as JSONTEXT, EN_MS as MS, EN_NS as NS,
+                              EN_PLAIN as PLAIN, EN_US as US, EN_VSD as VSD,
+                              EN_ZONED as ZONED)
 from ._jsonmessages import LCol, Layout, documents, int_or_none, split_points
 from .base import Format
 
@@ -34,7 +38,6 @@ SOURCE = pa.struct([
 
 # Encodings: how the connector wrote a value (docs/debezium.md, "Columns and their types").
 # PLAIN is a value as its JSON kind says; a temporal column then uses its default unit.
-PLAIN, DAYS, MS, US, NS, ZONED, B64DEC, VSD, B64, JSONTEXT = range(10)
 
 DECIMAL_HANDLING = ("precise", "string", "double")
 TIME_PRECISION = ("adaptive", "adaptive_time_microseconds", "connect")

@@ -20,8 +20,6 @@ from ..catalog import INT8, INT16, INT32, INT64
 from ..errors import DecodeError, show_value
 from ..formats._json_codes import MAX_DEPTH
 from ..formats._jsontext import DECODER, Doc, Num, Problem, Spans, dups, ws
-# formats/_dbz_run.py reads these two here until it imports formats._jsontext
-from ..formats._jsontext import parse_json, scan_reason  # noqa: F401
 from ..formats.base import apply_mode, same, with_messages  # noqa: F401 (same: for the JSON references)
 from . import _jsonscan
 
