@@ -7,6 +7,14 @@
 
 #include <stdint.h>
 
+/* For the small helpers the hot loops call: GCC stops inlining into a function as large as a
+ * kernel's column loop (its growth limits), and a call per value costs more than the helper. */
+#if defined(__GNUC__)
+#define CDC_INLINE static inline __attribute__((always_inline))
+#else
+#define CDC_INLINE static inline
+#endif
+
 typedef __int128 cdc_i128;
 typedef unsigned __int128 cdc_u128;
 
@@ -46,14 +54,14 @@ static const signed char cdc_hexval[256] = {
     -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
     -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1};
 
-static inline int cdc_hexv(uint8_t c)
+CDC_INLINE int cdc_hexv(uint8_t c)
 {
     return cdc_hexval[c];
 }
 
 /* The digits p[0:n] (1 to 19 of them: no overflow is possible) as a number: 1, or 0 when a
  * byte is not an ASCII digit. No branch per digit. */
-static inline int cdc_digits_u64(const uint8_t* p, int64_t n, uint64_t* out)
+CDC_INLINE int cdc_digits_u64(const uint8_t* p, int64_t n, uint64_t* out)
 {
     uint64_t acc = 0;
     unsigned bad = n <= 0 || n > 19;
@@ -68,7 +76,7 @@ static inline int cdc_digits_u64(const uint8_t* p, int64_t n, uint64_t* out)
 
 /* The integer of sign `neg` and magnitude `mag` when it lies in [lo, hi]: 1, else 0. The end
  * of every integer parser, whatever its grammar. */
-static inline int cdc_int_range(uint64_t mag, int neg, int64_t lo, int64_t hi, int64_t* out)
+CDC_INLINE int cdc_int_range(uint64_t mag, int neg, int64_t lo, int64_t hi, int64_t* out)
 {
     int64_t v;
     if (neg) {
@@ -86,13 +94,13 @@ static inline int cdc_int_range(uint64_t mag, int neg, int64_t lo, int64_t hi, i
     return 1;
 }
 
-static inline int cdc_is_leap(int64_t y)
+CDC_INLINE int cdc_is_leap(int64_t y)
 {
     return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
 
 /* days in month m (1-12) of year y */
-static inline int cdc_dim(int64_t y, int64_t m)
+CDC_INLINE int cdc_dim(int64_t y, int64_t m)
 {
     static const unsigned char dim[13] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     return m == 2 ? 28 + cdc_is_leap(y) : dim[m];
@@ -134,10 +142,7 @@ __attribute__((constructor)) static void cdc_ym_init(void)
 /* y-m-d (as read from digits: y, m, d >= 0) -> days since 1970-01-01 when the date exists in
  * the proleptic Gregorian calendar and y >= ymin: 1, else 0. SQL dates start at year 1
  * (cdc_civil_days); ISO-8601 texts in JSON at year 0. */
-#if defined(__GNUC__)
-__attribute__((always_inline))              /* (GCC would call it: two loads and a check) */
-#endif
-static inline int cdc_civil_days_from(int64_t y, int64_t m, int64_t d, int64_t ymin,
+CDC_INLINE int cdc_civil_days_from(int64_t y, int64_t m, int64_t d, int64_t ymin,
                                       int64_t* days)
 {
 #if defined(__GNUC__)
@@ -156,7 +161,7 @@ static inline int cdc_civil_days_from(int64_t y, int64_t m, int64_t d, int64_t y
     return 1;
 }
 
-static inline int cdc_civil_days(int64_t y, int64_t m, int64_t d, int64_t* days)
+CDC_INLINE int cdc_civil_days(int64_t y, int64_t m, int64_t d, int64_t* days)
 {
     return cdc_civil_days_from(y, m, d, 1, days);
 }
