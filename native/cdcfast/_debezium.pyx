@@ -33,8 +33,10 @@ from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float, US_PER_DAY
 from cdcfast._jsonrow cimport *
 from cdcfast._rows cimport Out, ROW_OTHER
-from cdcfast._walk cimport (Walker, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN, BAD,
-                            W_SURROGATE)
+from cdcfast._walk cimport (Walker, MAX_FIELDS, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN,
+                            BAD, W_SURROGATE)
+
+assert NH <= MAX_FIELDS, "the walk's field table is too small for this format"
 
 
 # the encodings EN_*, problem codes P_*, header fields H_*/HS_*/HT_* (NH of them) and source
@@ -95,10 +97,6 @@ cdef class Scanner(Walker):
     # the document in hand
     cdef bint envelope                  # the envelope form ({"schema", "payload"})
     cdef bint saw_payload
-    cdef int64_t hp[NH]                 # value start of each header field (-1: absent)
-    cdef int64_t hk[NH]                 # its key position (for "given twice")
-    cdef int64_t he[NH]                 # its end
-    cdef int32_t hn[NH]                 # times the key was met
     cdef readonly int64_t doc_sid       # its embedded schema's id (-1: none)
     # embedded schemas: their texts (an id is an index), and the last one met
     cdef list schemas
@@ -187,14 +185,6 @@ cdef class Scanner(Walker):
         if r == 0:
             self.pos = self.dend
         return r
-
-    cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
-        cdef int64_t f
-        for f in range(a, z):
-            self.hp[f] = -1
-            self.he[f] = -1
-            self.hk[f] = -1
-            self.hn[f] = 0
 
     cdef void restart(self) noexcept:
         """Walk the document anew: no field met, no image read."""

@@ -31,8 +31,10 @@ from cdcfast._jsonrow cimport *
 # problem codes (their spec: cdcfast/formats/_olr_codes.py; _olr_run turns them into texts)
 from cdcfast._olr_codes cimport *
 from cdcfast._rows cimport Out
-from cdcfast._walk cimport (Walker, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
+from cdcfast._walk cimport (Walker, MAX_FIELDS, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
                             STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
+
+assert NF <= MAX_FIELDS, "the walk's field table is too small for this format"
 
 import numpy as np
 
@@ -149,10 +151,6 @@ cdef class Scanner(Walker):
     cdef int64_t* el_he
     cdef int32_t* el_hn
     cdef int64_t elcap
-    cdef int64_t hp[NF]             # value start of each field (-1: absent)
-    cdef int64_t hk[NF]             # its key position (for "given twice")
-    cdef int64_t he[NF]             # its end
-    cdef int32_t hn[NF]             # times the key was met
     # the message's values, read once per document
     cdef bint m_has_scn, m_has_tm, m_has_xid, m_has_cscn, m_has_cidx, m_has_num
     cdef int64_t m_scn, m_tm, m_cscn, m_cidx, m_num
@@ -281,14 +279,6 @@ cdef class Scanner(Walker):
         return 0
 
     # -- fields ------------------------------------------------------------------------------
-    cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
-        cdef int64_t f
-        for f in range(a, z):
-            self.hp[f] = -1
-            self.he[f] = -1
-            self.hk[f] = -1
-            self.hn[f] = 0
-
     cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept:
         """The field a key names at a level (0 the message, 1 an element, 2 its schema)."""
         if level == 0:

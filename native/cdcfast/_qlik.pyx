@@ -30,8 +30,10 @@ from cdcfast._jsonrow cimport *
 # problem codes (their spec: cdcfast/formats/_qlik_codes.py; _qlik_run turns them into texts)
 from cdcfast._qlik_codes cimport *
 from cdcfast._rows cimport Out
-from cdcfast._walk cimport (Walker, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META,
-                            STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
+from cdcfast._walk cimport (Walker, MAX_FIELDS, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
+                            STOP_META, STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
+
+assert NF <= MAX_FIELDS, "the walk's field table is too small for this format"
 
 cdef extern from "cdcfast/_olrval.h":
     int64_t olr_hex "cdc_olr_hex"(const uint8_t* p, int64_t n, uint8_t* dst) noexcept nogil
@@ -121,10 +123,6 @@ FIELDS = NF
 @cython.final
 cdef class Scanner(Walker):
     """Walks the documents of one Part (see the module docstring)."""
-    cdef int64_t hp[NF]             # value start of each field (-1: absent)
-    cdef int64_t hk[NF]             # its key position (for "given twice")
-    cdef int64_t he[NF]             # its end
-    cdef int32_t hn[NF]             # times the key was met
     cdef uint8_t hesc[NF]           # its string may hold an escape
     # the record's form: the fields that hold its body (the Kafka message's, else the top's)
     cdef bint kafka
@@ -237,14 +235,6 @@ cdef class Scanner(Walker):
         if r == 0:
             self.pos = self.dend
         return r
-
-    cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
-        cdef int64_t f
-        for f in range(a, z):
-            self.hp[f] = -1
-            self.he[f] = -1
-            self.hk[f] = -1
-            self.hn[f] = 0
 
     cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept:
         """The field a key names at a level (0 the top, 1 the Kafka message, 2 the top's

@@ -19,6 +19,9 @@ from cdcfast._json_codes cimport (STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
                                   IMG_BEFORE, IMG_AFTER)
 
 cdef enum:
+    MAX_FIELDS = 40      # a format's fields of a document (hp, he, hk, hn), at most
+
+cdef enum:
     BAD = -3             # a checked walk met something that is not well-formed JSON
 
 
@@ -39,6 +42,11 @@ cdef class Walker:
     cdef bint checking                  # the walk checks the syntax (the scanner on refusal)
     cdef unsigned high                  # a byte past 0x7F was met (UTF-8 to check)
     cdef bint last_esc                  # the string `skip` last passed may hold an escape
+    # the fields of the document in hand, by the format's own numbers (MAX_FIELDS at most)
+    cdef int64_t hp[MAX_FIELDS]     # value start of each field (-1: absent)
+    cdef int64_t hk[MAX_FIELDS]     # its key position (for "given twice")
+    cdef int64_t he[MAX_FIELDS]     # its end
+    cdef int32_t hn[MAX_FIELDS]     # times the key was met
     # table ids: a tag byte + raw JSON texts -> tid, tid -> output slot and row names
     cdef list tnames
     cdef int64_t* tslot
@@ -92,3 +100,5 @@ cdef class Walker:
     cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
                             int depth) except -2
     cdef void extra_key(self, int64_t k, int64_t e, bint after) noexcept
+    @cython.final
+    cdef void reset_fields(self, int64_t a, int64_t z) noexcept

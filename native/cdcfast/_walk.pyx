@@ -431,6 +431,16 @@ cdef class Walker:
             if i == BAD or done:
                 return i
 
+    @cython.final
+    cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
+        """Fields a .. z-1 not met (yet)."""
+        cdef int64_t f
+        for f in range(a, z):
+            self.hp[f] = -1
+            self.he[f] = -1
+            self.hk[f] = -1
+            self.hn[f] = 0
+
     cdef void extra_key(self, int64_t k, int64_t e, bint after) noexcept:
         """A key buf[k:e] of an image that names no column of its layout: counted (a format
         whose reference counts each such key once per image says so here)."""
