@@ -7,7 +7,7 @@ refuses it. Table ids (a name's raw JSON text -> the output its records go to) a
 live here too, and the corrupt records, which every format writes alike.
 """
 cimport cython
-from libc.stdint cimport uint8_t, int64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t
 
 from cdcfast._arrow cimport Column
 from cdcfast._rows cimport Out
