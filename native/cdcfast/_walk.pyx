@@ -431,7 +431,6 @@ cdef class Walker:
             if i == BAD or done:
                 return i
 
-    @cython.final
     cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
         """Fields a .. z-1 not met (yet)."""
         cdef int64_t f
