@@ -28,8 +28,9 @@ from cdcfast._values cimport (A, parse_date10, parse_time, parse_timestamp,
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
                               dec_column_fn, dec_column_choose,
                               utf16be_to_utf8, civil_days as _civil_days)
-# HEADER_MIN, the header's offsets OFF_* and widths LEN_*, the header kinds H_*, the error codes
-# E_* (their spec: cdcfast/formats/_lldf_codes.py, which cdcfast.formats.lldf reads too)
+# HEADER_MIN, the header's offsets OFF_* and widths LEN_*, the header kinds H_*, the image
+# kinds K_*, the framing codes FR_*, the error codes E_*, fields F_* and entry words ERR_*, the
+# scan's S_* (their spec: cdcfast/formats/_lldf_codes.py, which cdcfast.formats.lldf reads too)
 from cdcfast._lldf_codes cimport *
 
 import os
@@ -199,54 +200,6 @@ def codepage_paths(bytes buf, int64_t n, bytes asc, bytes u8, bytes u8len):
     k = cp_to_utf8(p, n, asc, u8, u8len, o, len(buf))
     return simd, word, bytes(out[:k]) if k >= 0 else None
 
-# framing codes (cdcfast.formats.lldf FRAMINGS): one per message, the option's or detected
-
-cdef enum:
-    FR_RAW = 0
-    FR_RDW = 1
-    FR_VB = 2
-
-# image kinds (cdcfast.formats.lldf)
-cdef enum:
-    K_I16 = 0
-    K_I32 = 1
-    K_I64 = 2
-    K_DEC = 3
-    K_F32 = 4
-    K_F64 = 5
-    K_CHAR = 6
-    K_GRAPHIC = 7
-    K_VARCHAR = 8
-    K_VARGRAPHIC = 9
-    K_VARBIN = 10
-    K_CLOB = 11
-    K_DBCLOB = 12
-    K_BLOB = 13
-    K_XML = 14
-    K_BINARY = 15
-    K_DATE = 16
-    K_TIME = 17
-    K_TS = 18
-    K_TSZ = 19
-    K_BOOL = 20
-
-# fields of errors that are not header fields (those are their HEADER index, >= 0) or
-# column values (F_BEFORE_COL + j, F_AFTER_COL + j); the Python layer names them
-cdef enum:
-    F_LENGTH = -1
-    F_SEGLEN = -2
-    F_RDW = -3
-    F_BDW = -4
-    F_SEGNUM = -5
-    F_CHANGE_TYPE = -6
-    F_DATA = -7
-    F_BEFORE = -8
-    F_AFTER = -9
-    F_TIMESTAMP = -10
-    F_COMMIT_TS = -11
-    F_BEFORE_COL = 100000
-    F_AFTER_COL = 200000
-
 # ops
 cdef enum:
     OP_NONE = 0       # unknown change type (or a corrupt record)
@@ -257,16 +210,8 @@ cdef enum:
     OP_DDL = 5
     OP_MSG = 6
 
-# scan status
-cdef enum:
-    S_DONE = 0
-    S_FULL = 1
-    S_NEW_TABLE = 2
-
 cdef enum:
     KEY = 2 + LEN_OWNER + LEN_NAME   # a table key: owner length, name length, owner, name
-    ERR_WORDS = 12    # an error entry: row, code, field, pos, a, b, c, msg, raw at, raw length,
-    #                   and the span of a record that cannot be decoded (start, end; else 0, 0)
     RAW_SHOWN = 41    # bytes kept to show a bad value (describe() shows 40, then …)
     PREFETCH = 4096   # the framer touches the input this far ahead
     BLOCK = 128       # _images walks this many records, then converts their values column by
@@ -280,11 +225,13 @@ cdef extern from *:
     static const char cdc_lldf_optext[7][8] = {"", "c", "u", "d", "t", "ddl", "message"};
     static const long long cdc_lldf_oplen[7] = {0, 1, 1, 1, 1, 3, 7};
     #define cdc_lldf_optext8 ((const char*)cdc_lldf_optext)
-    static const uint8_t cdc_lldf_zero_header[288];
     """
     const char* OPTEXT "cdc_lldf_optext8"       # op's text, 8 bytes each (zero-padded)
-    const uint8_t* ZERO_HEADER "cdc_lldf_zero_header"   # 288 zero bytes
     const long long* OPLEN "cdc_lldf_oplen"
+
+# the header of a record that could not be framed: HEADER_MIN zero bytes (its BIN fields read
+# zero where null)
+cdef uint8_t ZERO_HEADER[HEADER_MIN]
 
 cdef extern from *:
     """
@@ -302,10 +249,10 @@ cdef extern from *:
     } cdc_lldf_value;
 
     /* A CHAR header field (at most 16 bytes) over a chunk: where its bytes lie, as two 8-byte
-     * words of the header's 288 (they may overlap; a field under 8 bytes is the top of the
-     * word that ends where it ends, or near the header's start the bottom of the one that
-     * starts there), the last CDC_LLDF_SEEN values converted (a ring), and its output: text
-     * appended at data + dlen, chunk row i's end at offs[i]. */
+     * words of the header (they may overlap; a field under 8 bytes is the top of the word that
+     * ends where it ends, or near the header's start the bottom of the one that starts there),
+     * the last CDC_LLDF_SEEN values converted (a ring), and its output: text appended at
+     * data + dlen, chunk row i's end at offs[i]. */
     typedef struct {
         int64_t off1, off2;
         uint64_t m1, m2;            /* the field's bytes in each word */
@@ -661,7 +608,8 @@ cdef class Framer:
 
     def pending_names(self):
         """(owner bytes, name bytes) of the record waiting for its table to be registered."""
-        return (bytes(self.pend[2:2 + self.pend[0]]), bytes(self.pend[10:10 + self.pend[1]]))
+        return (bytes(self.pend[2:2 + self.pend[0]]),
+                bytes(self.pend[2 + LEN_OWNER:2 + LEN_OWNER + self.pend[1]]))
 
     def add_name(self, int32_t tid, schema, bytes table, bint looked=True,
                  bint unknown=False):
@@ -1114,7 +1062,7 @@ cdef class TableOut:
     # be framed); the value columns as C structs
     cdef int64_t* rows
     cdef const uint8_t** hp
-    cdef const uint8_t** hpz        # the same, NULL replaced by 288 zero bytes (BIN fields)
+    cdef const uint8_t** hpz        # the same, NULL replaced by ZERO_HEADER (BIN fields)
     cdef int64_t nunframed          # the chunk's rows without a header
     cdef int64_t rowcap
     cdef Col* cb
@@ -1174,7 +1122,7 @@ cdef class TableOut:
             if self.h_kind[j] == H_CHAR and not (1 <= self.h_width[j] <= 16
                                                  and self.h_off[j] + self.h_width[j] <= HEADER_MIN):
                 raise ValueError("a CHAR header field is read as words: 1-16 bytes within "
-                                 "the first 288")
+                                 f"the first {HEADER_MIN}")
         self.keep = (asc, u8, u8len)
         self.asc = asc
         self.u8 = u8
@@ -1337,8 +1285,9 @@ cdef class TableOut:
             self.rawcap = max(1024, 2 * self.rawcap, self.nraw + keep)
             self.raw = <uint8_t*>grow(self.raw, self.rawcap)
         e = self.errs + self.nerr * ERR_WORDS
-        e[0] = row; e[1] = code; e[2] = field; e[3] = pos; e[4] = a; e[5] = b; e[6] = c
-        e[7] = msg; e[8] = self.nraw; e[9] = keep; e[10] = 0; e[11] = 0
+        e[ERR_ROW] = row; e[ERR_CODE] = code; e[ERR_FIELD] = field; e[ERR_POS] = pos
+        e[ERR_A] = a; e[ERR_B] = b; e[ERR_C] = c; e[ERR_MSG] = msg
+        e[ERR_RAW_AT] = self.nraw; e[ERR_RAW_LEN] = keep; e[ERR_SPAN_START] = 0; e[ERR_SPAN_END] = 0
         if keep:
             memcpy(self.raw + self.nraw, raw, keep)
         self.nraw += keep
@@ -1498,7 +1447,7 @@ cdef class TableOut:
             row = row0 + i
             if hp[i] != NULL:
                 p = hp[i] + OFF_UORID
-                # (the 10 bytes as two words: the header's 288 reach past them)
+                # (the 10 bytes as two words: the header's HEADER_MIN reach past them)
                 if prev_uor == NULL or load_le64(p) != load_le64(prev_uor) \
                         or load_le64(p + 2) != load_le64(prev_uor + 2):
                     hex10(p, txt)
@@ -1571,8 +1520,8 @@ cdef class TableOut:
                           fr.r_rawlen[r])
                 if fr.r_tab[r] < 0 or fr.r_err[r] == E_SEG_MISSING \
                         or fr.r_err[r] == E_SEG_ALONE:
-                    self.errs[(self.nerr - 1) * ERR_WORDS + 10] = fr.r_p[r]
-                    self.errs[(self.nerr - 1) * ERR_WORDS + 11] = fr.r_end[r]
+                    self.errs[(self.nerr - 1) * ERR_WORDS + ERR_SPAN_START] = fr.r_p[r]
+                    self.errs[(self.nerr - 1) * ERR_WORDS + ERR_SPAN_END] = fr.r_end[r]
         return 0
 
     cdef int _header(self, Framer fr, int64_t k, int64_t row0) except -1:
