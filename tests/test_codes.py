@@ -3,7 +3,8 @@
 native/codes_pxd.py (setup.py runs it), and the format's Python imports them from the spec.
 Checked here: the committed .pxd files are what the generator writes, a spec imports nothing,
 the format modules still offer the names, and no kernel keeps a copy of its own: not its .pyx
-files, not its .pxd files, not its C headers, nor the Python modules that use them."""
+files, not its .pxd files, not its C header (lldf's _lldf.h takes every such number from its
+callers, so it holds none), nor the Python modules that use them."""
 import ast
 import importlib
 import pathlib
@@ -123,6 +124,12 @@ def test_no_kernel_keeps_its_own_copy(kernel):
         f"{path.name} does not cimport {pxd}"
     for p in kernel_files(kernel):
         assert not _copies(code_lines(p), set(spec(pxd))), f"{p.name} redefines spec'd codes"
+
+
+def test_the_lldf_kernel_is_its_files():
+    assert [p.name for p in kernel_files("_lldf")] == [
+        "_lldf.h", "_lldf.pxd", "_lldf.pyx", "_lldf_frame.pxd", "_lldf_frame.pyx",
+        "_lldf_testing.pyx"]
 
 
 def test_the_copy_scan_sees_a_copy(tmp_path):

@@ -1,8 +1,8 @@
 """The numbers `lldf` shares with its kernel: the one spec of them. The kernel (native/cdcfast/
-_lldf.pyx) cimports them from native/cdcfast/_lldf_codes.pxd, which native/codes_pxd.py writes
-from this file; cdcfast.formats.lldf and its runner _lldf_run import them from here (the
-reference decoder too, and the encoder through cdcfast.formats.lldf). Pure data: no imports
-(the build executes this file by its path)."""
+_lldf_frame.pyx, _lldf.pyx) cimports them from native/cdcfast/_lldf_codes.pxd, which
+native/codes_pxd.py writes from this file; cdcfast.formats.lldf and its runner _lldf_run import
+them from here (the reference decoder too, and the encoder through cdcfast.formats.lldf). Pure
+data: no imports (the build executes this file by its path)."""
 
 # -- the Data Change Record header (SPEC §5.2): its least length, the offsets of the fields
 # the framer and the envelope read, and the widths of those the kernel reads whole

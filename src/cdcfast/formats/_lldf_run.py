@@ -1,6 +1,7 @@
-"""The native run of `lldf` (cdcfast/formats/lldf.py): drives the kernel (native/cdcfast/_lldf.pyx)
-chunk by chunk, registers tables as the kernel meets them, and turns the kernel's columns and
-error entries into record batches. Nothing here loops over records or values.
+"""The native run of `lldf` (cdcfast/formats/lldf.py): drives the kernel chunk by chunk (the
+framer native/cdcfast/_lldf_frame.pyx, the converter _lldf.pyx), registers tables as the
+framer meets them, and turns the converter's columns and error entries into record batches.
+Nothing here loops over records or values.
 """
 from __future__ import annotations
 
@@ -66,12 +67,12 @@ class _Run:
     """Decode one Part with the kernel."""
 
     def __init__(self, fmt, part, want, images, batch_rows, mode, stats, seq0):
-        from .. import _lldf
+        from .. import _lldf, _lldf_frame
         self._lldf = _lldf
         self.fmt, self.part, self.want, self.images = fmt, part, want, images
         self.batch_rows, self.mode, self.stats = batch_rows, mode, stats
         self.seq0 = seq0
-        self.fr = _lldf.Framer(part.data, part.offsets, part.valid, fmt.framings(part),
+        self.fr = _lldf_frame.Framer(part.data, part.offsets, part.valid, fmt.framings(part),
                                fmt.asc)
         self.fr.seq = seq0
         self.tid_of = {}          # table identity -> kernel table id

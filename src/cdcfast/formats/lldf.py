@@ -1,8 +1,9 @@
 """`lldf`: BMC AMI Log Master logical log data files, Data Change Records (SPEC §5.2).
 
 Decisions SPEC leaves open are in docs/lldf.md. This module validates options, maps catalog
-columns onto image layouts, names errors, and drives the kernel (native/cdcfast/_lldf.pyx)
-chunk by chunk; it has no per-record loop. The reference twin is cdcfast/reference/lldf.py.
+columns onto image layouts, names errors and detects the framing; its runner (_lldf_run.py)
+drives the kernel (native/cdcfast/_lldf_frame.pyx, the framer, and _lldf.pyx, the converter)
+chunk by chunk, with no per-record loop. The reference twin is cdcfast/reference/lldf.py.
 """
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ from ._lldf_codes import (E_BLOCK_FILL, E_CHANGE_TYPE, E_DATA_LEN,  # noqa: F401
                           OFF_TOTALSEGS, OFF_UORID)
 from .base import Format, Want, resolve
 
-# The numbers shared with the kernel (native/cdcfast/_lldf.pyx) -- HEADER_MIN, the header
-# offsets OFF_* and widths LEN_*, the header kinds H_*, the image kinds K_*, the
+# The numbers shared with the kernel (native/cdcfast/_lldf_frame.pyx, _lldf.pyx) -- HEADER_MIN,
+# the header offsets OFF_* and widths LEN_*, the header kinds H_*, the image kinds K_*, the
 # framing codes FR_*, the error codes E_* -- have their one spec in _lldf_codes.
 
 # -- header fields: (source field or None, vendor name, offset, width, header kind) ----------
@@ -356,7 +357,7 @@ class Lldf(Format):
     source_type = SOURCE
     TITLE = "BMC Log Master LLDF (EBCDIC, binary)"
     EXTENSION = "lldf"
-    NATIVE = ("_lldf", "_arrow")
+    NATIVE = ("_lldf_frame", "_lldf", "_arrow")
     ENCODER = "lldf"
     ENCODINGS = ("cp037", "cp1047", "cp500", "cp1140", "cp273", "latin-1", "ascii")
 
@@ -430,6 +431,6 @@ class Lldf(Format):
         framing = FRAMINGS[int(message_framings(self.options["framing"], data,
                                                 [0, len(data)])[0])]
         if native:
-            from .. import _lldf
-            return _lldf.record_starts(data, framing, step)
+            from .. import _lldf_frame
+            return _lldf_frame.record_starts(data, framing, step)
         return resolve("cdcfast.reference.lldf:record_starts")(data, framing, step)
