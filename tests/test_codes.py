@@ -2,10 +2,12 @@
 (#21): the kernel cimports them from native/cdcfast/_<x>_codes.pxd, generated from the spec by
 native/codes_pxd.py (setup.py runs it), and the format's Python imports them from the spec.
 Checked here: the committed .pxd files are what the generator writes, a spec imports nothing,
-the format modules still offer the names, and no kernel keeps a copy of its own. Likewise the
-numbers every JSON kernel shares (_json_codes: the stops, the problem codes of a value, the
-strict scanner's codes, which the C of _json.h must say too) and the value kinds of
-cdcfast.catalog (native/cdcfast/_kinds.pxd)."""
+the format modules still offer the names, and no kernel keeps a copy of its own: not its .pyx
+files, not its .pxd files, not its C header (lldf's _lldf.h takes every such number from its
+callers, so it holds none), nor the Python modules that use them. Likewise the numbers every
+JSON kernel shares (_json_codes: the stops, the problem codes of a value, the strict scanner's
+codes, which the C of _json.h must say too) and the value kinds of cdcfast.catalog
+(native/cdcfast/_kinds.pxd)."""
 import ast
 import importlib
 import pathlib
@@ -32,6 +34,16 @@ SHARED = {"_json_codes.pxd": (["_walk.pxd", "_rows.pyx"], ["cdcfast.reference._j
 # the kernels that take the shared numbers (through _walk.pxd), which must keep no copy
 JSON_KERNELS = ["_walk.pxd", "_walk.pyx", "_rows.pxd", "_rows.pyx", "_debezium.pyx", "_olr.pyx",
                 "_qlik.pyx"]
+# the Python modules that know lldf's numbers, each reading them from the spec
+LLDF_PYTHON = ["formats/lldf.py", "formats/_lldf_run.py", "reference/lldf.py"]
+
+
+def kernel_files(kernel):
+    """A kernel's sources: its .pyx, and its other .pyx, .pxd and .h files (_lldf_frame.pyx,
+    _lldf.h, ...), not the generated .pxd of its codes."""
+    pxd = KERNELS[kernel][0]
+    return sorted(p for p in NATIVE.glob(f"{kernel}*") if p.suffix in (".pyx", ".pxd", ".h")
+                  and p.name != pxd and (p.stem == kernel or p.stem.startswith(kernel + "_")))
 
 
 def spec(pxd):
@@ -39,8 +51,15 @@ def spec(pxd):
 
 
 def code_lines(path):
-    """(line number, the line without its comment) of a .pyx."""
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    """(line number, the line without its comment) of a .pyx or .pxd; of a C header, without
+    its /* */ and // comments (a # there starts a directive, which stays)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".h":
+        text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+        for i, line in enumerate(text.splitlines(), 1):
+            yield i, line.split("//", 1)[0]
+        return
+    for i, line in enumerate(text.splitlines(), 1):
         yield i, line.split("#", 1)[0]
 
 
@@ -67,13 +86,16 @@ def test_a_spec_is_pure_data(pxd):
         assert isinstance(node, ast.Assign) and len(node.targets) == 1, node.lineno
         name = node.targets[0]
         assert isinstance(name, ast.Name) and GEN["NAME"].match(name.id), node.lineno
-        assert isinstance(node.value, ast.Constant) and type(node.value.value) is int, name.id
+        value = node.value
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):   # (-1)
+            value = value.operand
+        assert isinstance(value, ast.Constant) and type(value.value) is int, name.id
 
 
 def test_names_are_unique_within_a_spec_and_the_values_of_codes_distinct():
     for pxd in GEN["SPECS"]:
         consts = spec(pxd)
-        for prefix in ("E_", "P_", "H_", "W_", "STOP_", "IMG_"):
+        for prefix in ("E_", "P_", "H_", "W_", "STOP_", "IMG_", "K_", "FR_", "F_", "S_", "ERR_"):
             values = [v for k, v in consts.items() if k.startswith(prefix)]
             assert len(values) == len(set(values)), (pxd, prefix)
 
@@ -84,7 +106,7 @@ def test_the_format_modules_offer_the_specs_names(kernel):
     for module in modules:
         m = importlib.import_module(module)
         for name, value in spec(pxd).items():
-            if name.startswith(("E_", "P_", "OFF_", "H_")) or name == "HEADER_MIN":
+            if name.startswith(("E_", "P_", "OFF_", "H_", "K_", "FR_")) or name == "HEADER_MIN":
                 assert getattr(m, name) == value, (module, name)
 
 
@@ -133,13 +155,17 @@ def test_the_kinds_pxd_is_generated_from_the_catalog():
 
 def _copies(text_lines, names):
     """Lines (number, name) that define one of `names`: an enum entry, a DEF, a cdef
-    variable or a plain assignment at the start of a line."""
-    define = re.compile(r"^\s*(?:DEF\s+|cdef\s+(?:const\s+)?[\w ]*?\s)?([A-Z][A-Z0-9_]*)\s*=[^=]")
+    variable or a plain assignment at the start of a line, or a C #define (of the name, or
+    of it behind a CDC_<FORMAT>_ prefix, as C names a kernel's constants)."""
+    define = re.compile(r"^\s*(?:#\s*define\s+(?:CDC_[A-Z]+_)?([A-Z][A-Z0-9_]*)\b"
+                        r"|(?:DEF\s+|cdef\s+(?:const\s+)?[\w ]*?\s)?(?:CDC_[A-Z]+_)?"
+                        r"([A-Z][A-Z0-9_]*)\s*=[^=])")
     found = []
     for i, code in text_lines:
         m = define.match(code)
-        if m and m.group(1) in names:
-            found.append((i, m.group(1)))
+        name = m and (m.group(1) or m.group(2))
+        if name in names:
+            found.append((i, name))
     return found
 
 
@@ -150,7 +176,14 @@ def test_no_kernel_keeps_its_own_copy(kernel):
     text = path.read_text(encoding="utf-8")
     assert re.search(rf"^from cdcfast\.{pxd[:-4]} cimport", text, re.M), \
         f"{path.name} does not cimport {pxd}"
-    assert not _copies(code_lines(path), set(spec(pxd))), f"{path.name} redefines spec'd codes"
+    for p in kernel_files(kernel):
+        assert not _copies(code_lines(p), set(spec(pxd))), f"{p.name} redefines spec'd codes"
+
+
+def test_the_lldf_kernel_is_its_files():
+    assert [p.name for p in kernel_files("_lldf")] == [
+        "_lldf.h", "_lldf.pxd", "_lldf.pyx", "_lldf_frame.pxd", "_lldf_frame.pyx",
+        "_lldf_testing.pyx"]
 
 
 @pytest.mark.parametrize("pxd", sorted(SHARED))
@@ -170,12 +203,52 @@ def test_the_copy_scan_sees_a_copy(tmp_path):
                  "    x = E_VALUE == 43\n")
     assert [n for _, n in _copies(code_lines(p), {"E_VALUE", "E_SEGLEN", "OFF_UORID"})] == \
         ["E_VALUE", "E_SEGLEN", "OFF_UORID"]
+    h = tmp_path / "k.h"
+    h.write_text("/* #define E_VALUE 43\n E_VALUE = 43 */\n#define CDC_LLDF_HEADER_MIN 288\n"
+                 "  E_SEGLEN = 8,\n#define  OFF_UORID (172)\n"
+                 "    x = f(E_VALUE); // E_VALUE = 43\n#include \"E_VALUE.h\"\n")
+    assert _copies(code_lines(h), {"E_VALUE", "E_SEGLEN", "OFF_UORID", "HEADER_MIN"}) == \
+        [(3, "HEADER_MIN"), (4, "E_SEGLEN"), (5, "OFF_UORID")]
+
+
+def _assigned(path):
+    """The names a Python module binds at its top level (to a value, or by unpacking)."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+@pytest.mark.parametrize("module", LLDF_PYTHON)
+def test_the_lldf_python_modules_keep_no_copy(module):
+    """They import the spec's names; none binds one of its own (`K_I16, ... = range(21)`)."""
+    path = ROOT / "src" / "cdcfast" / module
+    assert not _assigned(path) & set(spec("_lldf_codes.pxd")), module
+    assert "_lldf_codes import" in path.read_text(encoding="utf-8"), module
+
+
+def test_the_python_copy_scan_sees_a_copy(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text("A, (K_I16, K_I32) = 1, range(2)\nF_LENGTH: int = -1\ndef f():\n    E_VALUE = 1\n")
+    assert _assigned(p) == {"A", "K_I16", "K_I32", "F_LENGTH"}
+
+
+def test_the_lldf_framings_are_named_by_their_codes():
+    from cdcfast.formats import lldf
+    codes = spec("_lldf_codes.pxd")
+    assert lldf.FRAMINGS == ("raw", "rdw", "vb")
+    for name in lldf.FRAMINGS:
+        assert lldf.FRAMINGS[codes[f"FR_{name.upper()}"]] == name
+        assert lldf.FRAMING_CODES[name] == codes[f"FR_{name.upper()}"]
 
 
 def bare_offsets(lines, offsets):
     """Header offsets written as numbers: h (a record's header) + a number, hp[i] + a number,
     hp[i][a number], p + an offset of the spec, or one of the spec's offsets past 100 anywhere
-    (none of those numbers means anything else in the kernel)."""
+    (none of those numbers means anything else in the kernel; HEADER_MIN, 288, among them)."""
     big = "|".join(str(v) for v in sorted(offsets) if v >= 100)
     mid = "|".join(str(v) for v in sorted(offsets) if v >= 12)
     pat = re.compile(rf"\bh\s*\+\s*\d+\b|\bhpz?\[\w+\]\s*\+\s*\d+\b|\bhpz?\[\w+\]\[\d+\]"
@@ -183,10 +256,12 @@ def bare_offsets(lines, offsets):
     return [(i, m.group(0)) for i, code in lines for m in pat.finditer(code)]
 
 
-def test_no_bare_header_offset_in_the_lldf_kernel():
-    offsets = {v for k, v in spec("_lldf_codes.pxd").items() if k.startswith("OFF_")}
-    left = bare_offsets(code_lines(NATIVE / "_lldf.pyx"), offsets)
-    assert not left, f"_lldf.pyx: header offsets as numbers, use the OFF_* names: {left}"
+@pytest.mark.parametrize("path", kernel_files("_lldf"), ids=lambda p: p.name)
+def test_no_bare_header_offset_in_the_lldf_kernel(path):
+    codes = spec("_lldf_codes.pxd")
+    offsets = {v for k, v in codes.items() if k.startswith("OFF_")} | {codes["HEADER_MIN"]}
+    left = bare_offsets(code_lines(path), offsets)
+    assert not left, f"{path.name}: header offsets as numbers, use the OFF_* names: {left}"
 
 
 def test_the_offset_scan_sees_the_old_forms(tmp_path):

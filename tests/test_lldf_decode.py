@@ -34,8 +34,8 @@ def api(request):
 
 def record_starts(data, framing, step):
     if API is cdcfast:
-        from cdcfast import _lldf
-        return _lldf.record_starts(data, framing, step)
+        from cdcfast import _lldf_frame
+        return _lldf_frame.record_starts(data, framing, step)
     return reference_lldf.record_starts(data, framing, step)
 
 FMT = "lldf"

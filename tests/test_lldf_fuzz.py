@@ -72,7 +72,7 @@ from hypothesis import (HealthCheck, currently_in_test_context, event, given, no
 
 import cdcfast
 from conftest import survive_corpus
-from cdcfast import _lldf as native_lldf
+from cdcfast import _lldf_frame as native_lldf
 from cdcfast import codepages, reference
 from cdcfast.encode import lldf as writer
 from cdcfast.formats import lldf as layouts
@@ -1881,7 +1881,7 @@ import os, random, sys
 sys.path.insert(0, sys.argv[1])
 import test_lldf_fuzz as f
 import cdcfast
-from cdcfast import _lldf
+from cdcfast import _lldf_frame
 rng = random.Random(int(sys.argv[3]))
 last = sys.argv[2]
 for n in range(int(sys.argv[4])):
@@ -1928,7 +1928,7 @@ for n in range(int(sys.argv[4])):
         cdcfast.decode_tables(src, format="lldf", catalog=catalog, **opts)
         cdcfast.headers(src, format="lldf", catalog=catalog, **opts)
     for fr in f.FRAMINGS:
-        _lldf.record_starts(b"".join(out), fr, rng.choice([1, 100, 5000]))
+        _lldf_frame.record_starts(b"".join(out), fr, rng.choice([1, 100, 5000]))
 os.remove(last)
 """
 

@@ -29,7 +29,7 @@ from datetime import date
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cdcfast import _lldf, codepages
+from cdcfast import _lldf_testing, codepages
 from conftest import scalar_and_simd
 
 ENCODINGS = ("cp037", "cp1047", "cp500", "cp1140", "cp273", "latin-1", "ascii")
@@ -43,7 +43,7 @@ def tables(enc):
 def check_timestamp(text, enc, zone, tail):
     asc, _, _, cpc = tables(enc)
     value = text if isinstance(text, bytes) else codepages.encode_text(text, enc)
-    rc, fast, ok, careful = _lldf.timestamp_paths(value + tail, len(value), zone, asc, cpc)
+    rc, fast, ok, careful = _lldf_testing.timestamp_paths(value + tail, len(value), zone, asc, cpc)
     assert rc in (1, -1), (value, rc)
     if rc == 1:
         assert ok and fast == careful, (value, enc, zone, fast, careful)
@@ -144,7 +144,7 @@ def test_civil_days_table_and_formula():
                     want = (date(y, m, d) - epoch).days
                 except ValueError:
                     want = None
-                assert _lldf.civil_days(y, m, d) == want, (y, m, d)
+                assert _lldf_testing.civil_days(y, m, d) == want, (y, m, d)
 
 
 @pytest.mark.parametrize("enc", ["cp037", "ascii"])
@@ -167,13 +167,13 @@ def test_timestamps_every_month_end(enc):
 
 def check_text(value, enc, tail):
     asc, u8, u8len, _ = tables(enc)
-    simd, word, scalar = _lldf.codepage_paths(value + tail, len(value), asc, u8, u8len)
+    simd, word, scalar = _lldf_testing.codepage_paths(value + tail, len(value), asc, u8, u8len)
     try:
         expect = codepages.decode_bytes(value, enc).encode("utf-8")
     except (UnicodeDecodeError, ValueError):
         expect = None
     assert scalar == expect, (value, enc)
-    if _lldf.simd_level()[1]:
+    if _lldf_testing.simd_level()[1]:
         assert simd == scalar, (value, enc, simd, scalar)
     # values of up to 8 bytes (8 readable) of ASCII characters, U+0000 aside, take one word
     short = len(value) <= 8 and len(value + tail) >= 8
@@ -233,8 +233,8 @@ def check_run(values, enc, mixed, tails):
     cdc_cp_run_avx2): Python's codec's bytes and each row's offsets exactly, when every
     character is one of U+0001 to U+00FF; else no run (the values then go one by one)."""
     _, u8, u8len, _ = tables(enc)
-    got = _lldf.codepage_run(values, u8, u8len, mixed, tails)
-    if not _lldf.simd_level()[1]:
+    got = _lldf_testing.codepage_run(values, u8, u8len, mixed, tails)
+    if not _lldf_testing.simd_level()[1]:
         assert got is None
         return None
     out, offs, ends = [], [0], 0
@@ -280,7 +280,7 @@ def test_codepage_run(enc):
         tails = bytes(rnd.choice([0, 1, 15, 16, 31, 40]) for _ in range(7))
         for mixed in (False, True):
             done += check_run(values, enc, mixed, tails) is not None
-    assert done > 300 or not _lldf.simd_level()[1]
+    assert done > 300 or not _lldf_testing.simd_level()[1]
 
 
 def test_codepage_run_refuses_what_goes_value_by_value():
@@ -291,10 +291,10 @@ def test_codepage_run_refuses_what_goes_value_by_value():
         for at in (0, 1, 31, 32, 33, 68):
             values = [plain, plain[:at] + bad + plain[at:], None, plain]
             _, u8, u8len, _ = tables(enc)
-            assert _lldf.codepage_run(values, u8, u8len, False, b"\x00") is None
-            assert _lldf.codepage_run(values, u8, u8len, True, b"\x00") is None
+            assert _lldf_testing.codepage_run(values, u8, u8len, False, b"\x00") is None
+            assert _lldf_testing.codepage_run(values, u8, u8len, True, b"\x00") is None
         assert check_run([plain, None, plain], enc, False, b"\x10") is not None \
-            or not _lldf.simd_level()[1]
+            or not _lldf_testing.simd_level()[1]
 
 
 def packed(rnd, width, prec):
@@ -309,10 +309,10 @@ def packed(rnd, width, prec):
 
 
 def check_decimal(value, prec, tail):
-    fast, careful = _lldf.decimal_paths(value + tail, len(value), prec)
+    fast, careful = _lldf_testing.decimal_paths(value + tail, len(value), prec)
     if fast is not None:
         assert fast == careful, (value.hex(), prec, fast, careful)
-    elif careful is not None and len(value + tail) >= 16 and _lldf.simd_level()[2]:
+    elif careful is not None and len(value + tail) >= 16 and _lldf_testing.simd_level()[2]:
         raise AssertionError(("the kernel left a valid value", value.hex(), prec))
     return careful
 
@@ -341,7 +341,7 @@ def test_packed_decimal_kernel():
     # the extremes: 31 nines, either sign; zero; one digit
     for sign, mul in ((0xC, 1), (0xD, -1)):
         v = bytes([0x99] * 15 + [0x90 | sign])
-        assert _lldf.decimal_paths(v + bytes(4), 16, 31)[1] == mul * (10 ** 31 - 1)
+        assert _lldf_testing.decimal_paths(v + bytes(4), 16, 31)[1] == mul * (10 ** 31 - 1)
         assert check_decimal(v, 31, bytes(4)) == mul * (10 ** 31 - 1)
     assert check_decimal(b"\x0c", 1, bytes(16)) == 0
     assert check_decimal(b"\x7d", 1, bytes(16)) == -7
@@ -350,9 +350,9 @@ def test_packed_decimal_kernel():
 DECODE = """
 import json, sys, hashlib
 import cdcfast
-from cdcfast import _lldf
+from cdcfast import _lldf_testing
 from cdcfast.encode import generate
-out = {"level": list(_lldf.simd_level())}
+out = {"level": list(_lldf_testing.simd_level())}
 for enc in ("cp037", "cp273", "cp1140", "latin-1"):
     data, cat = generate("lldf", rows=1500, tables=2, seed=11, encoding=enc)
     tables = cdcfast.decode_tables(data, format="lldf", catalog=cat, encoding=enc)

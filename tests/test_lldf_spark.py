@@ -33,8 +33,8 @@ def test_data_source_cuts_a_segmented_rdw_file_at_record_starts(spark, tmp_path)
         .option("catalog", json.dumps(cat.to_dict())).option("table", TABLE) \
         .option("framing", "rdw").option("split_mb", "0.2")
     df = reader.load(str(p))
-    from cdcfast import _lldf
-    cuts = _lldf.record_starts(data, "rdw", int(0.2 * (1 << 20)))
+    from cdcfast import _lldf_frame
+    cuts = _lldf_frame.record_starts(data, "rdw", int(0.2 * (1 << 20)))
     assert len(cuts) - 1 >= 3 and df.rdd.getNumPartitions() == len(cuts) - 1
     got = df.toArrow()
     want = cdcfast.decode(data, format=FMT, catalog=cat, table=TABLE, framing="rdw")

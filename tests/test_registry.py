@@ -18,8 +18,9 @@ from cdcfast.formats import _REGISTRY, get, names, native_modules
 SRC = Path(cdcfast.__file__).parent
 NATIVE_DIR = SRC.parent.parent / "native" / "cdcfast"
 # extension modules no decoder runs, built for their tests and benchmark: the JSON scanner's
-# entry points (tests/test_json_scan.py) and the hex-mask column kernel (test_qlik_masks.py)
-SHARED_NATIVE = {"_json", "_masks"}
+# entry points (tests/test_json_scan.py), the hex-mask column kernel (test_qlik_masks.py) and
+# the lldf kernel's test hooks (test_lldf_kernels.py)
+SHARED_NATIVE = {"_json", "_masks", "_lldf_testing"}
 # the modules that may import no format module (the house rule of issue #21)
 CORE = ["catalog.py", "api.py", "envelope.py", "errors.py", "sources.py",
         "formats/__init__.py"]

@@ -1,17 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""`lldf` kernel (SPEC §5.2, docs/lldf.md).
+"""`lldf` converter (SPEC §5.2, docs/lldf.md): stage 2 of the kernel.
 
-Two stages:
-1. `Framer.scan` cuts a chunk of logical records out of the input: physical records by the
-   framing (raw, RDW, VB blocks), segments joined (their data copied into a scratch buffer; an
-   unsegmented record's data stays where it is), the change type and DATA length checked, the
-   table found by its owner and name bytes in a small hash table. It knows nothing of columns.
-2. `TableOut.convert` writes one output table's records of the chunk into Arrow buffers: the
-   header field by field over all the chunk's rows (each field's loop has one kind and one
-   offset), then the row images in blocks of BLOCK records: each image walked column by
-   column (its columns are back to back, each starting where the one before ends) to learn
-   where every value lies, then each column converted over the block in one tight loop of
-   its kind, while the block's bytes are still in the core's caches.
+Stage 1, the framer (_lldf_frame.pyx), cuts a chunk of logical records out of the input.
+Here `TableOut.convert` writes one output table's records of the chunk into Arrow buffers:
+the header field by field over all the chunk's rows (each field's loop has one kind and one
+offset), then the row images in blocks of BLOCK records: each image walked column by column
+(its columns are back to back, each starting where the one before ends) to learn where every
+value lies, then each column converted over the block in one tight loop of its kind, while
+the block's bytes are still in the core's caches. The C it runs besides the shared value
+kernels is in _lldf.h.
 Errors never raise here: each problem is an entry (code, field, position, two numbers and the
 bytes to show) that the Python layer turns into `_error` text.
 """
@@ -26,11 +23,12 @@ from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits
 from cdcfast._values cimport (A, parse_date10, parse_time, parse_timestamp,
                               utf8_valid, cp_to_utf8, cp_ascii8)
 from cdcfast._binary cimport (be16, be32, be64, bcd_timestamp17, packed_decimal, hfp32, hfp64,
-                              dec_column_fn, dec_column_choose,
-                              utf16be_to_utf8, civil_days as _civil_days)
-# HEADER_MIN, the header's offsets OFF_* and widths LEN_*, the header kinds H_*, the error codes
-# E_* (their spec: cdcfast/formats/_lldf_codes.py, which cdcfast.formats.lldf reads too)
+                              dec_column_fn, dec_column_choose, utf16be_to_utf8)
+# HEADER_MIN, the header's offsets OFF_* and widths LEN_*, the header kinds H_*, the image
+# kinds K_*, the error codes E_*, fields F_* and entry words ERR_* (their spec:
+# cdcfast/formats/_lldf_codes.py, which cdcfast.formats.lldf reads too)
 from cdcfast._lldf_codes cimport *
+from cdcfast._lldf_frame cimport Framer, OP_NONE, OP_C, OP_U, OP_D, OP_T, OP_DDL, OP_MSG
 
 import os
 
@@ -38,68 +36,22 @@ import numpy as np
 
 from cdcfast._arrow import presize as _presize
 
-cdef extern from *:
-    """
-    #if defined(__SSE2__)
-    #include <emmintrin.h>
-    #endif
-    /* The 10 bytes at p (16 readable) as 20 upper-case hex digits at out (32 written). */
-    static inline void cdc_hex10(const uint8_t* p, char* out)
-    {
-    #if defined(__SSE2__)
-        const __m128i x = _mm_loadu_si128((const __m128i*)p), f = _mm_set1_epi8(0x0F);
-        const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), f), lo = _mm_and_si128(x, f);
-        const __m128i nine = _mm_set1_epi8(9), zero = _mm_set1_epi8('0'), gap = _mm_set1_epi8(7);
-        __m128i a = _mm_unpacklo_epi8(hi, lo), b = _mm_unpackhi_epi8(hi, lo);
-        a = _mm_add_epi8(_mm_add_epi8(a, zero), _mm_and_si128(_mm_cmpgt_epi8(a, nine), gap));
-        b = _mm_add_epi8(_mm_add_epi8(b, zero), _mm_and_si128(_mm_cmpgt_epi8(b, nine), gap));
-        _mm_storeu_si128((__m128i*)out, a);
-        _mm_storeu_si128((__m128i*)(out + 16), b);
-    #else
-        static const char cdc_hex_upper[] = "0123456789ABCDEF";
-        for (int j = 0; j < 10; j++) {
-            out[2 * j] = cdc_hex_upper[p[j] >> 4];
-            out[2 * j + 1] = cdc_hex_upper[p[j] & 15];
-        }
-    #endif
-    }
-    """
+cdef extern from "cdcfast/_lldf.h":
     void hex10 "cdc_hex10"(const uint8_t* p, char* out) nogil
-    void prefetch "__builtin_prefetch"(const void* p) nogil
-
-cdef extern from "cdcfast/_text.h":
-    ctypedef struct cdc_cp:
-        uint8_t zone, minus, dot, colon, space, t, plus, z
-    int date10_cp "cdc_date10_cp"(const uint8_t* p, int64_t n, const cdc_cp* cp,
-                                  int64_t* days) nogil
-    int clock_cp "cdc_clock_cp"(const uint8_t* p, int64_t n, const cdc_cp* cp, int64_t* us,
-                                int64_t* used) nogil
-    ctypedef int (*ts_fn "cdc_timestamp_fn")(const uint8_t* p, int64_t n, int with_zone,
-                                             const cdc_cp* cp, int64_t* us,
-                                             int64_t readable) noexcept nogil
-    ts_fn _ts_choose "cdc_timestamp_choose"(int allow_simd) noexcept nogil
-    ctypedef int64_t (*tscol_fn "cdc_ts_column_fn")(const uint8_t** vp, int64_t voff,
-                                                    int64_t width, const uint8_t** iend,
-                                                    const int64_t* todo, int64_t nval,
-                                                    int with_zone, const cdc_cp* cp,
-                                                    int64_t* out, int64_t* hard) noexcept nogil
-    tscol_fn _tscol_choose "cdc_ts_column_choose"(int allow_simd) noexcept nogil
-
-cdef extern from "cdcfast/_utf8.h":
-    ctypedef int64_t (*cpu8_fn "cdc_cp_utf8_fn")(const uint8_t* p, int64_t n,
-                                                 const uint8_t* rows, const uint8_t* u8,
-                                                 const uint8_t* u8len, uint8_t* out,
-                                                 int64_t readable) noexcept nogil
-    cpu8_fn _cpu8_choose "cdc_cp_utf8_choose"(int allow_simd) noexcept nogil
-    void cp_rows "cdc_cp_rows"(const uint8_t* u8, const uint8_t* u8len,
-                               uint8_t* rows) noexcept nogil
-    ctypedef int64_t (*cprun_fn "cdc_cp_run_fn")(const uint8_t* p, int64_t n,
-                                                 const uint8_t* rows, uint8_t* out,
-                                                 uint32_t* high, int32_t* cum,
-                                                 int mixed) noexcept nogil
-    cprun_fn _cprun_choose "cdc_cp_run_choose"(int allow_simd) noexcept nogil
-    void latin_ends "cdc_latin_ends"(int32_t* offs, int64_t n, int64_t base,
-                                     const uint32_t* high, const int32_t* cum) noexcept nogil
+    enum: CHAR_SEEN "CDC_LLDF_SEEN"
+    ctypedef struct cdc_lldf_value:
+        uint64_t a1, a2, t1, t2
+        int64_t pn, pos, mode
+    ctypedef struct cdc_lldf_charf:
+        int64_t off1, off2
+        uint64_t m1, m2
+        int64_t framed, nseen, nxt
+        cdc_lldf_value seen[CHAR_SEEN]
+        uint8_t* data
+        int64_t dlen
+        int32_t* offs
+    int64_t char_rows "cdc_lldf_char_rows"(const uint8_t** hp, int64_t i, int64_t k,
+                                           cdc_lldf_charf* f) noexcept nogil
 
 cdef extern from "cdcfast/_bytes.h":
     bint eq_exact "cdc_eq_exact"(const uint8_t* a, const uint8_t* b, int64_t n) nogil
@@ -124,956 +76,42 @@ cdef cprun_fn _cprun_fast = _cprun_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 cdef dec_column_fn _dec_column = dec_column_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 
 
-def simd_level():
-    """The SIMD forms this CPU runs: (timestamps 16 bytes at a time, code page text 32 bytes
-    at a time, packed decimals 16 bytes at a time)."""
-    return (_ts_column != _tscol_choose(0), _cpu8_fast != NULL,
-            _dec_column != dec_column_choose(0))
+cdef Kernels kernels() noexcept:
+    """The text kernels chosen above (for the test hooks, _lldf_testing.pyx)."""
+    cdef Kernels k
+    k.ts = _ts_fast
+    k.ts_column = _ts_column
+    k.cpu8 = _cpu8_fast
+    k.cprun = _cprun_fast
+    k.dec_column = _dec_column
+    k.ts_simd = _ts_column != _tscol_choose(0)
+    k.dec_simd = _dec_column != dec_column_choose(0)
+    return k
 
-
-def timestamp_paths(bytes buf, int64_t n, bint zone, bytes asc, bytes cpchars):
-    """For tests: the timestamp text buf[:n] (all of buf readable) through the fast parser
-    this CPU runs and through the careful one: (fast's 1 or -1, its µs, careful's verdict,
-    its µs)."""
-    cdef cdc_cp cp
-    cdef int64_t fast = 0, careful = 0
-    cdef const uint8_t* p = buf
-    assert 0 <= n <= len(buf)
-    cp.zone = cpchars[0] & 0xF0
-    cp.minus, cp.dot, cp.colon, cp.space = cpchars[1], cpchars[2], cpchars[3], cpchars[4]
-    cp.t, cp.plus, cp.z = cpchars[5], cpchars[6], cpchars[7]
-    rc = _ts_fast(p, n, zone, &cp, &fast, len(buf))
-    ok = parse_timestamp(p, n, asc, zone, &careful)
-    return rc, fast if rc == 1 else None, bool(ok), careful if ok else None
-
-
-def decimal_paths(bytes buf, int64_t n, int prec):
-    """For tests: the packed decimal buf[:n] (all of buf readable) through the column kernel
-    this CPU runs (None where it leaves the value to the careful one) and through the careful
-    one alone (None where it is not a number)."""
-    cdef const uint8_t* p = buf
-    cdef const uint8_t* vp[1]
-    cdef const uint8_t* ie[1]
-    cdef int64_t todo[1]
-    cdef int64_t hard[1]
-    cdef uint8_t out[16]
-    assert 1 <= n <= 16 and n <= len(buf)
-    vp[0] = p
-    ie[0] = p + len(buf)
-    todo[0] = 0
-    fast = None
-    if _dec_column(vp, 0, n, prec, ie, todo, 1, out, hard) == 0:
-        fast = int.from_bytes(out[:16], "little", signed=True)
-    careful = None
-    if packed_decimal(p, n, prec, out, n):          # (readable n: byte by byte)
-        careful = int.from_bytes(out[:16], "little", signed=True)
-    return fast, careful
-
-
-def civil_days(int64_t y, int64_t m, int64_t d):
-    """For tests: days since 1970-01-01 of y-m-d as every date and timestamp kernel gets them
-    (a table of months, else the formula), None where the date does not exist."""
-    cdef int64_t days
-    return days if _civil_days(y, m, d, &days) else None
-
-
-def codepage_paths(bytes buf, int64_t n, bytes asc, bytes u8, bytes u8len):
-    """For tests: the code page text buf[:n] (all of buf readable) as UTF-8 through the
-    SIMD conversion (None where this CPU runs none), the one-word conversion of values of
-    up to 8 bytes (None where it does not take the value, as _var_column calls it) and the
-    scalar one (None for -1)."""
-    cdef uint8_t rows[512]
-    cdef const uint8_t* p = buf
-    cdef bytearray out = bytearray(3 * n + 64)
-    cdef uint8_t* o = out
-    cdef int64_t k
-    assert 0 <= n <= len(buf)
-    simd = None
-    if _cpu8_fast != NULL:
-        cp_rows(u8, u8len, rows)
-        k = _cpu8_fast(p, n, rows, u8, u8len, o, len(buf))
-        simd = bytes(out[:k]) if k >= 0 else None
-    word = None
-    if n <= 8 and len(buf) >= 8 and cp_ascii8(p, n, asc, o):
-        word = bytes(out[:n])
-    k = cp_to_utf8(p, n, asc, u8, u8len, o, len(buf))
-    return simd, word, bytes(out[:k]) if k >= 0 else None
-
-# framing codes (cdcfast.formats.lldf FRAMINGS): one per message, the option's or detected
 
 cdef enum:
-    FR_RAW = 0
-    FR_RDW = 1
-    FR_VB = 2
-
-# image kinds (cdcfast.formats.lldf)
-cdef enum:
-    K_I16 = 0
-    K_I32 = 1
-    K_I64 = 2
-    K_DEC = 3
-    K_F32 = 4
-    K_F64 = 5
-    K_CHAR = 6
-    K_GRAPHIC = 7
-    K_VARCHAR = 8
-    K_VARGRAPHIC = 9
-    K_VARBIN = 10
-    K_CLOB = 11
-    K_DBCLOB = 12
-    K_BLOB = 13
-    K_XML = 14
-    K_BINARY = 15
-    K_DATE = 16
-    K_TIME = 17
-    K_TS = 18
-    K_TSZ = 19
-    K_BOOL = 20
-
-# fields of errors that are not header fields (those are their HEADER index, >= 0) or
-# column values (F_BEFORE_COL + j, F_AFTER_COL + j); the Python layer names them
-cdef enum:
-    F_LENGTH = -1
-    F_SEGLEN = -2
-    F_RDW = -3
-    F_BDW = -4
-    F_SEGNUM = -5
-    F_CHANGE_TYPE = -6
-    F_DATA = -7
-    F_BEFORE = -8
-    F_AFTER = -9
-    F_TIMESTAMP = -10
-    F_COMMIT_TS = -11
-    F_BEFORE_COL = 100000
-    F_AFTER_COL = 200000
-
-# ops
-cdef enum:
-    OP_NONE = 0       # unknown change type (or a corrupt record)
-    OP_C = 1
-    OP_U = 2
-    OP_D = 3
-    OP_T = 4
-    OP_DDL = 5
-    OP_MSG = 6
-
-# scan status
-cdef enum:
-    S_DONE = 0
-    S_FULL = 1
-    S_NEW_TABLE = 2
-
-cdef enum:
-    KEY = 2 + LEN_OWNER + LEN_NAME   # a table key: owner length, name length, owner, name
-    ERR_WORDS = 12    # an error entry: row, code, field, pos, a, b, c, msg, raw at, raw length,
-    #                   and the span of a record that cannot be decoded (start, end; else 0, 0)
     RAW_SHOWN = 41    # bytes kept to show a bad value (describe() shows 40, then …)
-    PREFETCH = 4096   # the framer touches the input this far ahead
     BLOCK = 128       # _images walks this many records, then converts their values column by
                       # column (their data stays in the core's caches; 32 and 64 were slower,
                       # 256 no faster)
-    T_LOOKED = 1
-    T_UNKNOWN = 2
 
-cdef extern from *:
-    """
-    static const char cdc_lldf_optext[7][8] = {"", "c", "u", "d", "t", "ddl", "message"};
-    static const long long cdc_lldf_oplen[7] = {0, 1, 1, 1, 1, 3, 7};
-    #define cdc_lldf_optext8 ((const char*)cdc_lldf_optext)
-    static const uint8_t cdc_lldf_zero_header[288];
-    """
-    const char* OPTEXT "cdc_lldf_optext8"       # op's text, 8 bytes each (zero-padded)
-    const uint8_t* ZERO_HEADER "cdc_lldf_zero_header"   # 288 zero bytes
-    const long long* OPLEN "cdc_lldf_oplen"
-
-cdef extern from *:
-    """
-    #define CDC_LLDF_SEEN 4     /* the values a CHAR header field remembers */
-
-    /* A value of a CHAR header field: its bytes, as the field's two words of the header
-     * masked (see cdc_lldf_charf), and its text. */
-    typedef struct {
-        uint64_t a1, a2;
-        uint64_t t1, t2;            /* its text (mode 1) */
-        int64_t pn;                 /* its text's bytes */
-        int64_t pos;                /* where its text was first written (mode 2) */
-        int64_t mode;               /* 0: null (offsets only), 1: text of at most 16 bytes
-                                       (from t1, t2), 2: longer (copied) */
-    } cdc_lldf_value;
-
-    /* A CHAR header field (at most 16 bytes) over a chunk: where its bytes lie, as two 8-byte
-     * words of the header's 288 (they may overlap; a field under 8 bytes is the top of the
-     * word that ends where it ends, or near the header's start the bottom of the one that
-     * starts there), the last CDC_LLDF_SEEN values converted (a ring), and its output: text
-     * appended at data + dlen, chunk row i's end at offs[i]. */
-    typedef struct {
-        int64_t off1, off2;
-        uint64_t m1, m2;            /* the field's bytes in each word */
-        int64_t framed;             /* every row has its header (no NULL in hp) */
-        int64_t nseen, nxt;
-        cdc_lldf_value seen[CDC_LLDF_SEEN];
-        uint8_t* data;
-        int64_t dlen;
-        int32_t* offs;
-    } cdc_lldf_charf;
-
-    /* The rows from i on (below k, headers at hp[row]) that repeat v: its text appended for
-     * each, the row's end written to offs[row]. Returns the first row that does not repeat it
-     * (or has no header). Text of up to 16 bytes comes from registers (16 bytes written a
-     * row: the output has that slack); longer text from the row before. One loop for each
-     * shape (one word or two; no text, 8 bytes, 16, longer; a NULL header possible or not),
-     * its values in registers. */
-    static inline __attribute__((always_inline)) int64_t cdc_lldf_repeat_loop(
-        const uint8_t* const* hp, int64_t i, int64_t k, const cdc_lldf_charf* f,
-        const cdc_lldf_value* v, int64_t* dlen, const int two, const int copy,
-        const int framed)
-    {
-        const int64_t off1 = f->off1, off2 = f->off2, pn = v->pn;
-        const uint64_t m1 = f->m1, m2 = f->m2, a1 = v->a1, a2 = v->a2;
-        const uint64_t t1 = v->t1, t2 = v->t2;
-        uint8_t* const data = f->data;
-        int32_t* const offs = f->offs;
-        int64_t d = *dlen;
-        for (; i < k; i++) {
-            const uint8_t* h = hp[i];
-            uint64_t x1, x2;
-            if (!framed && h == NULL)
-                break;
-            memcpy(&x1, h + off1, 8);
-            if (two) {
-                memcpy(&x2, h + off2, 8);
-                if (((x1 & m1) ^ a1) | ((x2 & m2) ^ a2))
-                    break;
-            } else if ((x1 & m1) != a1) {
-                break;
-            }
-            if (copy == 8 || copy == 16)
-                memcpy(data + d, &t1, 8);
-            if (copy == 16)
-                memcpy(data + d + 8, &t2, 8);
-            if (copy == 17)
-                cdc_copy_exact(data + d, data + d - pn, pn);
-            if (copy)
-                d += pn;
-            offs[i] = (int32_t)d;
-        }
-        *dlen = d;
-        return i;
-    }
-
-    /* The rows from i on whose field holds a value seen (converted before, in this chunk):
-     * each takes that value's text. Returns the first row whose value was not
-     * seen (the caller converts it and adds it to the ring), or k. Most rows repeat the row
-     * before (a transaction's, a connection's values) and stay in one repeat loop; a value
-     * that comes back (connections interleave) costs a look through the ring. */
-    static int64_t cdc_lldf_char_rows(const uint8_t* const* hp, int64_t i, int64_t k,
-                                      cdc_lldf_charf* f)
-    {
-        const int two = f->off1 != f->off2;
-        int64_t d = f->dlen;
-        while (i < k) {
-            const uint8_t* h = hp[i];
-            const cdc_lldf_value* v = NULL;
-            uint64_t x1, x2;
-            int64_t e;
-            if (h == NULL) {
-                f->offs[i++] = (int32_t)d;
-                continue;
-            }
-            memcpy(&x1, h + f->off1, 8);
-            memcpy(&x2, h + f->off2, 8);
-            x1 &= f->m1;
-            x2 &= f->m2;
-            for (int64_t t = 0; t < f->nseen; t++)
-                if (f->seen[t].a1 == x1 && f->seen[t].a2 == x2) {
-                    v = &f->seen[t];
-                    break;
-                }
-            if (v == NULL)
-                break;
-            /* (the repeat loop takes row i at least: it tests the words just matched) */
-            if (v->mode == 2) {             /* this row's text from its first copy */
-                cdc_copy_exact(f->data + d, f->data + v->pos, v->pn);
-                d += v->pn;
-                f->offs[i++] = (int32_t)d;
-            }
-            const int copy = v->mode == 0 ? 0 : v->mode == 2 ? 17 : v->pn <= 8 ? 8 : 16;
-            #define CDC_REPEAT(tw, fr) \
-                switch (copy) { \
-                case 0: e = cdc_lldf_repeat_loop(hp, i, k, f, v, &d, tw, 0, fr); break; \
-                case 8: e = cdc_lldf_repeat_loop(hp, i, k, f, v, &d, tw, 8, fr); break; \
-                case 16: e = cdc_lldf_repeat_loop(hp, i, k, f, v, &d, tw, 16, fr); break; \
-                default: e = cdc_lldf_repeat_loop(hp, i, k, f, v, &d, tw, 17, fr); }
-            if (f->framed && two)
-                CDC_REPEAT(1, 1)
-            else if (f->framed)
-                CDC_REPEAT(0, 1)
-            else if (two)
-                CDC_REPEAT(1, 0)
-            else
-                CDC_REPEAT(0, 0)
-            #undef CDC_REPEAT
-            i = e;
-        }
-        f->dlen = d;
-        return i;
-    }
-    """
-    int CHAR_SEEN "CDC_LLDF_SEEN"
-    ctypedef struct cdc_lldf_value:
-        uint64_t a1, a2, t1, t2
-        int64_t pn, pos, mode
-    ctypedef struct cdc_lldf_charf:
-        int64_t off1, off2
-        uint64_t m1, m2
-        int64_t framed, nseen, nxt
-        cdc_lldf_value seen[4]      # (CDC_LLDF_SEEN)
-        uint8_t* data
-        int64_t dlen
-        int32_t* offs
-    int64_t char_rows "cdc_lldf_char_rows"(const uint8_t** hp, int64_t i, int64_t k,
-                                           cdc_lldf_charf* f) noexcept nogil
+# an op's text (8 bytes each, zero-padded) and its length; the header of a record that could
+# not be framed, HEADER_MIN zero bytes (its BIN fields read zero where null)
+cdef char OPTEXT[OP_MSG + 1][8]
+cdef int64_t OPLEN[OP_MSG + 1]
+cdef uint8_t ZERO_HEADER[HEADER_MIN]
 
 
-
-cdef struct Phys:
-    # one physical record, or a span that cannot be framed (err != 0)
-    int64_t p, end        # its bytes (p: its RDW in rdw/vb framing)
-    int64_t h, L, seglen  # header start, LENGTH, SEGLEN
-    int32_t err, field
-    int64_t pos, a, b, c, rawpos, rawlen
-
-
-cdef inline uint8_t _op_of(uint8_t c0, uint8_t c1) noexcept nogil:
-    """CHANGE TYPE (as ASCII) → op (OP_NONE when unknown)."""
-    if c0 == 85 and c1 == 66:                       # UB
-        return OP_U
-    if c0 == 73 and (c1 == 32 or c1 == 76):         # I, IL
-        return OP_C
-    if c0 == 68:
-        if c1 == 32:                                # D
-            return OP_D
-        if c1 == 77 or c1 == 84 or c1 == 82:        # DM, DT, DR
-            return OP_T
-        return OP_NONE
-    if c0 == 67 and c1 == 79:                       # CO
-        return OP_DDL
-    if c0 == 69 or (c0 == 67 and c1 == 77) or (c0 == 83 and c1 == 67):   # E?, CM, SC
-        return OP_MSG
-    return OP_NONE
+cdef void _op_texts():
+    cdef int op
+    cdef bytes text
+    for op, text in ((OP_C, b"c"), (OP_U, b"u"), (OP_D, b"d"), (OP_T, b"t"), (OP_DDL, b"ddl"),
+                     (OP_MSG, b"message")):
+        memcpy(OPTEXT[op], <const char*>text, len(text))
+        OPLEN[op] = len(text)
 
 
-@cython.final
-cdef class Framer:
-    """Stage 1 over one Part: logical records, chunk by chunk."""
-    cdef object keep
-    cdef const uint8_t* data
-    cdef int64_t nmsg
-    cdef const int64_t* moff
-    cdef const uint8_t* mvalid
-    cdef const uint8_t* asc
-    cdef const uint8_t* mframing    # each message's framing code
-    cdef int framing                # the current message's
-    cdef readonly int64_t msg, pos, tombstones
-    cdef public int64_t seq         # the next logical record's ordinal (the caller may start it)
-    cdef int64_t mend, bend
-    cdef int64_t pf                 # bytes before this are prefetched
-    cdef bint in_msg
-    cdef Phys peek
-    cdef bint have_peek
-    cdef bint staged
-    # tables: a hash of KEY-byte keys -> table id; names to write per table id
-    cdef uint8_t* keys
-    cdef int32_t* key_tid
-    cdef int64_t hcap, nkeys
-    cdef uint8_t lastkey[KEY]
-    cdef int32_t last_tid
-    cdef uint8_t pend[KEY]
-    # table id -> its output names in `nbuf`: schema (length -1: null) and table
-    cdef int64_t* t_sch
-    cdef int64_t* t_schlen
-    cdef int64_t* t_tab
-    cdef int64_t* t_tablen
-    cdef int64_t ntid
-    cdef uint8_t* t_flags             # per table id: T_LOOKED, T_UNKNOWN
-    cdef public int64_t n_records, n_control, n_unknown   # since the caller last zeroed them
-    cdef uint8_t* nbuf
-    cdef int64_t nlen
-    cdef readonly int64_t maxname
-    # the chunk: logical records
-    cdef readonly int64_t nrec, rcap
-    cdef int64_t* r_msg
-    cdef int64_t* r_seq
-    cdef int64_t* r_p
-    cdef int64_t* r_end
-    cdef int64_t* r_h
-    cdef int64_t* r_L
-    cdef int64_t* r_dat
-    cdef int64_t* r_dlen
-    cdef int32_t* r_nseg
-    cdef int64_t* r_seg0
-    cdef int32_t* r_tab
-    cdef uint8_t* r_op
-    cdef int32_t* r_err
-    cdef int32_t* r_efield
-    cdef int64_t* r_epos
-    cdef int64_t* r_ea
-    cdef int64_t* r_eb
-    cdef int64_t* r_ec
-    cdef int64_t* r_rawpos
-    cdef int64_t* r_rawlen
-    # segments of the chunk's segmented records, and their joined data
-    cdef int64_t nseg, segcap
-    cdef int64_t* s_log
-    cdef int64_t* s_phys
-    cdef uint8_t* scratch
-    cdef const uint8_t* dend        # where the input's bytes end
-    cdef int64_t slen, scap
-
-    def __cinit__(self, data, offsets, valid, framings, bytes asc):
-        """`framings`: a uint8 framing code per message (formats/lldf.py message_framings)."""
-        cdef const uint8_t[::1] view
-        cdef const int64_t[::1] offs = offsets
-        cdef const uint8_t[::1] fv = framings
-        if len(fv) != len(offsets) - 1:
-            raise ValueError("one framing code per message")
-        self.keep = (data, offsets, valid, framings, asc)
-        self.data = NULL
-        self.dend = NULL
-        if len(data):
-            view = data
-            self.data = &view[0]
-            self.dend = self.data + len(view)
-        self.moff = &offs[0]
-        self.nmsg = len(offsets) - 1
-        self.mvalid = NULL
-        cdef const uint8_t[::1] vv
-        if valid is not None:
-            vv = valid
-            self.mvalid = &vv[0]
-        self.asc = asc
-        self.mframing = &fv[0] if len(fv) else NULL
-        self.framing = FR_RAW
-        self.msg = -1
-        self.in_msg = 0
-        cdef int64_t i
-        self.hcap = 64
-        self.keys = <uint8_t*>grow(NULL, self.hcap * KEY)
-        self.key_tid = <int32_t*>grow(NULL, self.hcap * 4)
-        for i in range(self.hcap):
-            self.key_tid[i] = -1
-        self.last_tid = -1
-        self._reserve(1024)
-
-    def __dealloc__(self):
-        free(self.keys); free(self.key_tid)
-        free(self.r_msg); free(self.r_seq); free(self.r_p); free(self.r_end); free(self.r_h)
-        free(self.r_L); free(self.r_dat); free(self.r_dlen); free(self.r_nseg)
-        free(self.r_seg0); free(self.r_tab); free(self.r_op); free(self.r_err)
-        free(self.r_efield); free(self.r_epos); free(self.r_ea); free(self.r_eb)
-        free(self.r_ec); free(self.r_rawpos); free(self.r_rawlen)
-        free(self.s_log); free(self.s_phys); free(self.scratch)
-        free(self.t_sch); free(self.t_schlen); free(self.t_tab); free(self.t_tablen)
-        free(self.t_flags)
-        free(self.nbuf)
-
-    cdef int _reserve(self, int64_t n) except -1:
-        if n <= self.rcap:
-            return 0
-        cdef int64_t c = max(n, 2 * self.rcap)
-        self.r_msg = <int64_t*>grow(self.r_msg, c * 8)
-        self.r_seq = <int64_t*>grow(self.r_seq, c * 8)
-        self.r_p = <int64_t*>grow(self.r_p, c * 8)
-        self.r_end = <int64_t*>grow(self.r_end, c * 8)
-        self.r_h = <int64_t*>grow(self.r_h, c * 8)
-        self.r_L = <int64_t*>grow(self.r_L, c * 8)
-        self.r_dat = <int64_t*>grow(self.r_dat, c * 8)
-        self.r_dlen = <int64_t*>grow(self.r_dlen, c * 8)
-        self.r_nseg = <int32_t*>grow(self.r_nseg, c * 4)
-        self.r_seg0 = <int64_t*>grow(self.r_seg0, c * 8)
-        self.r_tab = <int32_t*>grow(self.r_tab, c * 4)
-        self.r_op = <uint8_t*>grow(self.r_op, c)
-        self.r_err = <int32_t*>grow(self.r_err, c * 4)
-        self.r_efield = <int32_t*>grow(self.r_efield, c * 4)
-        self.r_epos = <int64_t*>grow(self.r_epos, c * 8)
-        self.r_ea = <int64_t*>grow(self.r_ea, c * 8)
-        self.r_eb = <int64_t*>grow(self.r_eb, c * 8)
-        self.r_ec = <int64_t*>grow(self.r_ec, c * 8)
-        self.r_rawpos = <int64_t*>grow(self.r_rawpos, c * 8)
-        self.r_rawlen = <int64_t*>grow(self.r_rawlen, c * 8)
-        self.rcap = c
-        return 0
-
-    # -- tables ----------------------------------------------------------------------------
-    cdef inline uint64_t _hash(self, const uint8_t* k) noexcept nogil:
-        cdef uint64_t h = 1469598103934665603ULL
-        cdef int i
-        for i in range(KEY):
-            h = (h ^ k[i]) * 1099511628211ULL
-        return h
-
-    cdef int32_t _lookup(self, const uint8_t* k) noexcept nogil:
-        cdef uint64_t i = self._hash(k) & (self.hcap - 1)
-        while self.key_tid[i] >= 0:
-            if eq_exact(self.keys + i * KEY, k, KEY):
-                return self.key_tid[i]
-            i = (i + 1) & (self.hcap - 1)
-        return -1
-
-    cdef int _insert(self, const uint8_t* k, int32_t tid) except -1:
-        cdef int64_t old = self.hcap, j
-        cdef uint8_t* okeys
-        cdef int32_t* otid
-        cdef uint64_t i
-        if 2 * (self.nkeys + 1) > self.hcap:
-            okeys, otid = self.keys, self.key_tid
-            self.hcap = 2 * old
-            self.keys = <uint8_t*>grow(NULL, self.hcap * KEY)
-            self.key_tid = <int32_t*>grow(NULL, self.hcap * 4)
-            for j in range(self.hcap):
-                self.key_tid[j] = -1
-            self.nkeys = 0
-            for j in range(old):
-                if otid[j] >= 0:
-                    self._insert(okeys + j * KEY, otid[j])
-            free(okeys)
-            free(otid)
-        i = self._hash(k) & (self.hcap - 1)
-        while self.key_tid[i] >= 0:
-            i = (i + 1) & (self.hcap - 1)
-        memcpy(self.keys + i * KEY, k, KEY)
-        self.key_tid[i] = tid
-        self.nkeys += 1
-        return 0
-
-    cdef inline void _key(self, int64_t h, uint8_t* k) noexcept nogil:
-        cdef const uint8_t* d = self.data
-        cdef int64_t olen = be16(d + h + OFF_OWNERLEN), nlen = be16(d + h + OFF_NAMELEN)
-        if olen > LEN_OWNER:
-            olen = LEN_OWNER
-        if nlen > LEN_NAME:
-            nlen = LEN_NAME
-        memset(k, 0, KEY)
-        k[0] = <uint8_t>olen
-        k[1] = <uint8_t>nlen
-        copy_exact(k + 2, d + h + OFF_OWNER, olen)  # (short: without a libc call)
-        copy_exact(k + 2 + LEN_OWNER, d + h + OFF_NAME, nlen)
-
-    def pending_names(self):
-        """(owner bytes, name bytes) of the record waiting for its table to be registered."""
-        return (bytes(self.pend[2:2 + self.pend[0]]), bytes(self.pend[10:10 + self.pend[1]]))
-
-    def add_name(self, int32_t tid, schema, bytes table, bint looked=True,
-                 bint unknown=False):
-        """Register the pending key as table `tid` (its output names: schema bytes or None
-        for a bare name, table bytes). `looked`: the call looks at its records (its control
-        records count in n_control); `unknown`: the catalog lacks it (n_unknown)."""
-        cdef int64_t i
-        cdef bytes sch = schema if schema is not None else b""
-        self._insert(self.pend, tid)
-        if tid >= self.ntid:
-            n = max(tid + 1, 2 * self.ntid, 16)
-            self.t_sch = <int64_t*>grow(self.t_sch, n * 8)
-            self.t_schlen = <int64_t*>grow(self.t_schlen, n * 8)
-            self.t_tab = <int64_t*>grow(self.t_tab, n * 8)
-            self.t_tablen = <int64_t*>grow(self.t_tablen, n * 8)
-            self.t_flags = <uint8_t*>grow(self.t_flags, n)
-            for i in range(self.ntid, n):
-                self.t_schlen[i] = -1
-                self.t_tablen[i] = 0
-                self.t_flags[i] = 0
-            self.ntid = n
-        self.nbuf = <uint8_t*>grow(self.nbuf, self.nlen + len(sch) + len(table))
-        self.t_sch[tid] = self.nlen
-        self.t_schlen[tid] = len(sch) if schema is not None else -1
-        memcpy(self.nbuf + self.nlen, <const char*>sch, len(sch))
-        self.nlen += len(sch)
-        self.t_tab[tid] = self.nlen
-        self.t_tablen[tid] = len(table)
-        memcpy(self.nbuf + self.nlen, <const char*>table, len(table))
-        self.nlen += len(table)
-        self.maxname = max(self.maxname, len(sch), len(table))
-        self.t_flags[tid] = (T_LOOKED if looked else 0) | (T_UNKNOWN if unknown else 0)
-
-    # -- framing ---------------------------------------------------------------------------
-    cdef inline void _bad(self, Phys* ph, int32_t err, int32_t field, int64_t p, int64_t end,
-                          int64_t pos, int64_t a, int64_t b) noexcept nogil:
-        ph.err = err
-        ph.field = field
-        ph.p = p
-        ph.end = end
-        ph.pos = pos
-        ph.a = a
-        ph.b = b
-        ph.c = 0
-        ph.rawpos = pos
-        ph.rawlen = 0
-
-    cdef int _dw(self, Phys* ph, int64_t p, int64_t limit, int32_t field,
-                 int64_t* length) noexcept nogil:
-        """A descriptor word at p (BDW or RDW) against `limit`: 1 with its length, 0 with the
-        error in ph (whose span the caller sets)."""
-        cdef const uint8_t* d = self.data
-        cdef int64_t left = limit - p, n
-        if left < 4:
-            self._bad(ph, E_DW_SHORT, field, p, limit, p, 0, left)
-            return 0
-        if field == F_BDW and d[p] & 0x80:
-            n = be32(d + p) & 0x7FFFFFFF
-        else:
-            n = be16(d + p)
-            if n >= 4 and (d[p + 2] or d[p + 3]):
-                self._bad(ph, E_DW_RESERVED, field, p, limit, p, n, left)
-                ph.rawpos = p + 2
-                ph.rawlen = 2
-                return 0
-        if n < 4:
-            self._bad(ph, E_DW_SHORT, field, p, limit, p, n, left)
-            return 0
-        if n > left:
-            self._bad(ph, E_DW_CUT if field == F_BDW or self.framing == FR_RDW else E_BLOCK_FILL,
-                      field, p, limit, p, n, left)
-            return 0
-        length[0] = n
-        return 1
-
-    cdef int _body(self, Phys* ph, int64_t p, int64_t n) noexcept nogil:
-        """The record behind an RDW at p of n bytes: 1, or 0 with the error in ph."""
-        cdef const uint8_t* d = self.data
-        cdef int64_t h = p + 4, blen = n - 4
-        cdef int64_t L = be16(d + h + OFF_LENGTH) if blen >= 2 else 0
-        cdef int64_t seglen
-        if L < HEADER_MIN:
-            self._bad(ph, E_HDR_LENGTH, F_LENGTH, p, p + n, h, L, 0)
-            return 0
-        if L > blen:
-            self._bad(ph, E_HDR_CUT, F_LENGTH, p, p + n, h, L, blen)
-            return 0
-        seglen = be16(d + h + OFF_SEGLEN)
-        if L + seglen != blen:
-            self._bad(ph, E_SEGLEN, F_SEGLEN, p, p + n, h + OFF_SEGLEN, L, seglen)
-            ph.c = blen
-            return 0
-        ph.err = 0
-        ph.p = p
-        ph.end = p + n
-        ph.h = h
-        ph.L = L
-        ph.seglen = seglen
-        return 1
-
-    cdef int _next_phys(self, Phys* ph) noexcept nogil:
-        """The next physical record of the current message: 1 a record, 2 a span that cannot
-        be framed (ph.err), 0 the message is over."""
-        cdef const uint8_t* d = self.data
-        cdef int64_t p = self.pos, left, L, seglen, n
-        cdef int64_t ahead = p + PREFETCH, pf = self.pf
-        if ahead > self.mend:
-            ahead = self.mend
-        while pf < ahead:
-            prefetch(d + pf)
-            pf += 64
-        self.pf = pf
-        if self.framing == FR_RAW:
-            if p >= self.mend:
-                return 0
-            left = self.mend - p
-            self.pos = self.mend                 # unless a record frames, the rest is lost
-            if left < 2:
-                self._bad(ph, E_RAW_REST, F_LENGTH, p, self.mend, p, left, 0)
-                return 2
-            L = be16(d + p + OFF_LENGTH)
-            if L < HEADER_MIN:
-                self._bad(ph, E_HDR_LENGTH, F_LENGTH, p, self.mend, p, L, 0)
-                return 2
-            if L > left:
-                self._bad(ph, E_HDR_CUT, F_LENGTH, p, self.mend, p, L, left)
-                return 2
-            seglen = be16(d + p + OFF_SEGLEN)
-            if L + seglen > left:
-                self._bad(ph, E_REC_CUT, F_SEGLEN, p, self.mend, p + OFF_SEGLEN, L + seglen, left)
-                return 2
-            ph.err = 0
-            ph.p = p
-            ph.h = p
-            ph.L = L
-            ph.seglen = seglen
-            ph.end = p + L + seglen
-            self.pos = ph.end
-            return 1
-        if self.framing == FR_RDW:
-            if p >= self.mend:
-                return 0
-            if not self._dw(ph, p, self.mend, F_RDW, &n):
-                self.pos = self.mend
-                return 2
-            self.pos = p + n
-            return 1 if self._body(ph, p, n) else 2
-        while True:                               # vb
-            if self.bend < 0 or p >= self.bend:
-                if p >= self.mend:
-                    return 0
-                if not self._dw(ph, p, self.mend, F_BDW, &n):
-                    self.pos = self.mend
-                    return 2
-                self.bend = p + n
-                p += 4
-                self.pos = p
-                continue
-            if not self._dw(ph, p, self.bend, F_RDW, &n):
-                self.pos = self.bend
-                return 2
-            self.pos = p + n
-            return 1 if self._body(ph, p, n) else 2
-
-    cdef bint _next_message(self) noexcept nogil:
-        """Open the next message that is not a tombstone; 0 when there is none."""
-        while True:
-            self.msg += 1
-            if self.msg >= self.nmsg:
-                self.msg = self.nmsg
-                return 0
-            if self.mvalid != NULL and not self.mvalid[self.msg]:
-                self.tombstones += 1
-                continue
-            self.pos = self.moff[self.msg]
-            self.mend = self.moff[self.msg + 1]
-            self.framing = self.mframing[self.msg]
-            self.bend = -1
-            self.pf = self.pos
-            return 1
-
-    # -- logical records -------------------------------------------------------------------
-    cdef int _seg(self, int64_t r, int64_t log, int64_t phys) except -1:
-        if self.nseg >= self.segcap:
-            self.segcap = max(64, 2 * self.segcap)
-            self.s_log = <int64_t*>grow(self.s_log, self.segcap * 8)
-            self.s_phys = <int64_t*>grow(self.s_phys, self.segcap * 8)
-        self.s_log[self.nseg] = log
-        self.s_phys[self.nseg] = phys
-        self.nseg += 1
-        return 0
-
-    cdef int _append(self, const uint8_t* p, int64_t n) except -1:
-        if self.slen + n > self.scap:
-            self.scap = max(self.slen + n, 2 * self.scap, 4096)
-            self.scratch = <uint8_t*>grow(self.scratch, self.scap)
-        memcpy(self.scratch + self.slen, p, n)
-        self.slen += n
-        return 0
-
-    cdef inline void _error(self, int64_t r, int32_t err, int32_t field, int64_t pos,
-                            int64_t a, int64_t b) noexcept nogil:
-        self.r_err[r] = err
-        self.r_efield[r] = field
-        self.r_epos[r] = pos
-        self.r_ea[r] = a
-        self.r_eb[r] = b
-        self.r_ec[r] = 0
-        self.r_rawpos[r] = pos
-        self.r_rawlen[r] = 0
-
-    cdef void _corrupt(self, int64_t r, Phys* ph) noexcept nogil:
-        self.r_tab[r] = -1
-        self.r_op[r] = OP_NONE
-        self.r_p[r] = ph.p
-        self.r_end[r] = ph.end
-        self.r_nseg[r] = 0
-        self._error(r, ph.err, ph.field, ph.pos, ph.a, ph.b)
-        self.r_ec[r] = ph.c
-        self.r_rawpos[r] = ph.rawpos
-        self.r_rawlen[r] = ph.rawlen
-
-    cdef int _logical(self, int64_t r, Phys* first) except -1:
-        """Record r from the physical record `first`, joined with its segments."""
-        cdef const uint8_t* d = self.data
-        cdef int64_t h = first.h
-        cdef int64_t T = be16(d + h + OFF_TOTALSEGS), k = be16(d + h + OFF_SEGNUM), expect
-        cdef Phys nx
-        cdef int st
-        self.r_p[r] = first.p
-        self.r_end[r] = first.end
-        self.r_h[r] = h
-        self.r_L[r] = first.L
-        self.r_dat[r] = h + first.L
-        self.r_dlen[r] = first.seglen
-        self.r_nseg[r] = 0
-        self.r_err[r] = 0
-        if T > 1 and k != 1:
-            self._error(r, E_SEG_ALONE, F_SEGNUM, h + OFF_SEGNUM, k, T)
-        elif T > 1:
-            self.r_nseg[r] = 1
-            self.r_seg0[r] = self.nseg
-            self.r_dat[r] = self.slen
-            self._seg(r, 0, h + first.L)
-            self._append(d + h + first.L, first.seglen)
-            expect = 2
-            while expect <= T:
-                st = self._next_phys(&nx)
-                if st == 1 and be16(d + nx.h + OFF_TOTALSEGS) == T \
-                        and be16(d + nx.h + OFF_SEGNUM) == expect \
-                        and memcmp(d + nx.h + OFF_LOGLRSN, d + h + OFF_LOGLRSN, LEN_LRSN) == 0:
-                    self._seg(r, self.slen - self.r_dat[r], nx.h + nx.L)
-                    self._append(d + nx.h + nx.L, nx.seglen)
-                    self.r_nseg[r] += 1
-                    self.r_end[r] = nx.end
-                    expect += 1
-                    continue
-                self.peek = nx                   # not ours: it starts afresh
-                self.have_peek = 1
-                if st == 0:
-                    self.peek.err = -1           # the message ended
-                self._error(r, E_SEG_MISSING, F_SEGNUM, h + OFF_SEGNUM, expect, T)
-                break
-            self.r_dlen[r] = self.slen - self.r_dat[r]
-        return 0
-
-    cdef void _check(self, int64_t r) noexcept nogil:
-        """Change type and DATA length of a logical record whose header framed."""
-        cdef const uint8_t* d = self.data
-        cdef int64_t h = self.r_h[r], m, tl
-        cdef const uint8_t* dat
-        cdef uint8_t op = _op_of(A(self.asc, d[h + OFF_CHANGE_TYPE]),
-                                 A(self.asc, d[h + OFF_CHANGE_TYPE + 1]))
-        self.r_op[r] = op
-        if self.r_err[r] or op == OP_NONE:      # an unknown change type: TableOut reports it
-            return
-        m = self.r_dlen[r]
-        if m == 0:
-            if op == OP_C or op == OP_U or op == OP_D:
-                self._error(r, E_NO_DATA, F_DATA, h + self.r_L[r], 0, 0)
-            return
-        dat = (self.scratch + self.r_dat[r]) if self.r_nseg[r] else (d + self.r_dat[r])
-        tl = be16(dat) if m >= 2 else 0
-        if tl != m:
-            self._error(r, E_DATA_LEN, F_DATA, h + self.r_L[r], tl, m)
-
-    def scan(self, int64_t max_records):
-        """Frame up to max_records logical records into the chunk (after reset()). Returns
-        S_DONE (input over), S_FULL, or S_NEW_TABLE: a record names a table not registered
-        yet (pending_names / add_name, then scan again)."""
-        cdef Phys ph
-        cdef int st
-        cdef int64_t r
-        cdef int32_t tid
-        cdef uint8_t k[KEY]
-        self._reserve(max_records)
-        if self.staged:                          # the record that waited for its table
-            r = self.nrec
-            tid = self._lookup(self.pend)
-            if tid < 0:
-                raise RuntimeError("scan() resumed before the pending table was registered")
-            self.r_tab[r] = tid
-            self._count(r, tid)
-            memcpy(self.lastkey, self.pend, KEY)
-            self.last_tid = tid
-            self.staged = 0
-            self.nrec += 1
-        while self.nrec < max_records:
-            if not self.in_msg:
-                if not self._next_message():
-                    return S_DONE
-                self.in_msg = 1
-            if self.have_peek:
-                ph = self.peek
-                self.have_peek = 0
-                st = 0 if ph.err == -1 else (2 if ph.err else 1)
-            else:
-                st = self._next_phys(&ph)
-            if st == 0:
-                self.in_msg = 0
-                continue
-            r = self.nrec
-            self.r_msg[r] = self.msg
-            self.r_seq[r] = self.seq
-            self.seq += 1
-            if st == 2:
-                self._corrupt(r, &ph)
-                self.n_records += 1
-                self.nrec += 1
-                continue
-            self._logical(r, &ph)
-            self._check(r)
-            self._key(self.r_h[r], k)
-            if self.last_tid >= 0 and eq_exact(k, self.lastkey, KEY):
-                tid = self.last_tid
-            else:
-                tid = self._lookup(k)
-                if tid < 0:
-                    memcpy(self.pend, k, KEY)
-                    self.staged = 1
-                    return S_NEW_TABLE
-                memcpy(self.lastkey, k, KEY)
-                self.last_tid = tid
-            self.r_tab[r] = tid
-            self._count(r, tid)
-            self.nrec += 1
-        return S_FULL
-
-    cdef inline void _count(self, int64_t r, int32_t tid) noexcept nogil:
-        cdef uint8_t fl = self.t_flags[tid], op = self.r_op[r]
-        self.n_records += 1
-        if fl & T_UNKNOWN:
-            self.n_unknown += 1
-        if (fl & T_LOOKED) and (op == OP_DDL or op == OP_MSG):
-            self.n_control += 1
-
-    def reset(self):
-        """Start the next chunk (a staged record stays)."""
-        cdef int64_t r
-        if self.staged:                  # move it to the front, with its segments
-            r = self.nrec
-            self._move(r, 0)
-        self.nrec = 0
-        if not self.staged:
-            self.nseg = 0
-            self.slen = 0
-
-    cdef void _move(self, int64_t r, int64_t to) noexcept:
-        self.r_msg[to] = self.r_msg[r]; self.r_seq[to] = self.r_seq[r]
-        self.r_p[to] = self.r_p[r]; self.r_end[to] = self.r_end[r]; self.r_h[to] = self.r_h[r]
-        self.r_L[to] = self.r_L[r]; self.r_dat[to] = self.r_dat[r]
-        self.r_dlen[to] = self.r_dlen[r]; self.r_nseg[to] = self.r_nseg[r]
-        self.r_seg0[to] = self.r_seg0[r]; self.r_op[to] = self.r_op[r]
-        self.r_err[to] = self.r_err[r]; self.r_efield[to] = self.r_efield[r]
-        self.r_epos[to] = self.r_epos[r]; self.r_ea[to] = self.r_ea[r]
-        self.r_eb[to] = self.r_eb[r]; self.r_ec[to] = self.r_ec[r]
-        self.r_rawpos[to] = self.r_rawpos[r]; self.r_rawlen[to] = self.r_rawlen[r]
-
-    # -- what the Python layer reads ---------------------------------------------------------
-    def corrupt_count(self):
-        """Records of the chunk that could not be framed."""
-        cdef int64_t i, n = 0
-        for i in range(self.nrec):
-            n += self.r_tab[i] < 0
-        return n
-
-    cdef inline const uint8_t* dat(self, int64_t r) noexcept nogil:
-        return (self.scratch + self.r_dat[r]) if self.r_nseg[r] else (self.data + self.r_dat[r])
-
-    cdef inline const uint8_t* rend(self, int64_t r) noexcept nogil:
-        """Where the bytes that may be read from record r's data on end (its buffer's end)."""
-        return (self.scratch + self.scap) if self.r_nseg[r] else self.dend
-
-    cdef int64_t dpos(self, int64_t r, int64_t q) noexcept nogil:
-        """Offset q in record r's data → its position in the part's bytes."""
-        cdef int64_t s, s0
-        if not self.r_nseg[r]:
-            return self.r_dat[r] + q
-        s0 = self.r_seg0[r]
-        s = s0 + self.r_nseg[r] - 1
-        while s > s0 and self.s_log[s] > q:
-            s -= 1
-        return self.s_phys[s] + q - self.s_log[s]
-
-
-cdef struct TextRun:
-    # one code-page text column's values of a block, back to back (cap bytes, 32 of them
-    # slack), and per 32 of them the bytes past U+007F and their count before (cdc_cp_run_avx2)
-    uint8_t* scr
-    int64_t cap
-    uint32_t* high
-    int32_t* cum
+_op_texts()
 
 
 @cython.final
@@ -1114,7 +152,7 @@ cdef class TableOut:
     # be framed); the value columns as C structs
     cdef int64_t* rows
     cdef const uint8_t** hp
-    cdef const uint8_t** hpz        # the same, NULL replaced by 288 zero bytes (BIN fields)
+    cdef const uint8_t** hpz        # the same, NULL replaced by ZERO_HEADER (BIN fields)
     cdef int64_t nunframed          # the chunk's rows without a header
     cdef int64_t rowcap
     cdef Col* cb
@@ -1174,7 +212,7 @@ cdef class TableOut:
             if self.h_kind[j] == H_CHAR and not (1 <= self.h_width[j] <= 16
                                                  and self.h_off[j] + self.h_width[j] <= HEADER_MIN):
                 raise ValueError("a CHAR header field is read as words: 1-16 bytes within "
-                                 "the first 288")
+                                 f"the first {HEADER_MIN}")
         self.keep = (asc, u8, u8len)
         self.asc = asc
         self.u8 = u8
@@ -1337,8 +375,9 @@ cdef class TableOut:
             self.rawcap = max(1024, 2 * self.rawcap, self.nraw + keep)
             self.raw = <uint8_t*>grow(self.raw, self.rawcap)
         e = self.errs + self.nerr * ERR_WORDS
-        e[0] = row; e[1] = code; e[2] = field; e[3] = pos; e[4] = a; e[5] = b; e[6] = c
-        e[7] = msg; e[8] = self.nraw; e[9] = keep; e[10] = 0; e[11] = 0
+        e[ERR_ROW] = row; e[ERR_CODE] = code; e[ERR_FIELD] = field; e[ERR_POS] = pos
+        e[ERR_A] = a; e[ERR_B] = b; e[ERR_C] = c; e[ERR_MSG] = msg
+        e[ERR_RAW_AT] = self.nraw; e[ERR_RAW_LEN] = keep; e[ERR_SPAN_START] = 0; e[ERR_SPAN_END] = 0
         if keep:
             memcpy(self.raw + self.nraw, raw, keep)
         self.nraw += keep
@@ -1454,7 +493,7 @@ cdef class TableOut:
             row = row0 + i
             op = fr.r_op[rows[i]]
             if hp[i] != NULL and op != OP_NONE:
-                memcpy(out + dlen, OPTEXT + 8 * op, 8)
+                memcpy(out + dlen, OPTEXT[op], 8)
                 dlen += OPLEN[op]
                 bits_set(valid, row)
             offs[row + 1] = <int32_t>dlen
@@ -1498,7 +537,7 @@ cdef class TableOut:
             row = row0 + i
             if hp[i] != NULL:
                 p = hp[i] + OFF_UORID
-                # (the 10 bytes as two words: the header's 288 reach past them)
+                # (the 10 bytes as two words: the header's HEADER_MIN reach past them)
                 if prev_uor == NULL or load_le64(p) != load_le64(prev_uor) \
                         or load_le64(p + 2) != load_le64(prev_uor + 2):
                     hex10(p, txt)
@@ -1571,8 +610,8 @@ cdef class TableOut:
                           fr.r_rawlen[r])
                 if fr.r_tab[r] < 0 or fr.r_err[r] == E_SEG_MISSING \
                         or fr.r_err[r] == E_SEG_ALONE:
-                    self.errs[(self.nerr - 1) * ERR_WORDS + 10] = fr.r_p[r]
-                    self.errs[(self.nerr - 1) * ERR_WORDS + 11] = fr.r_end[r]
+                    self.errs[(self.nerr - 1) * ERR_WORDS + ERR_SPAN_START] = fr.r_p[r]
+                    self.errs[(self.nerr - 1) * ERR_WORDS + ERR_SPAN_END] = fr.r_end[r]
         return 0
 
     cdef int _header(self, Framer fr, int64_t k, int64_t row0) except -1:
@@ -2338,55 +1377,6 @@ cdef bint text_run(TextRun* t, const uint8_t* rows, int32_t* offs, uint8_t* data
     return 1
 
 
-def codepage_run(list values, bytes u8, bytes u8len, bint mixed, bytes tails):
-    """For tests: the code page text values (None: a row without one) converted as one run
-    (text_run), each value followed in memory by tails' next byte count of bytes (readable
-    past it): (the UTF-8 bytes, the rows' offsets, mixed for the next run), or None where
-    this CPU runs no run conversion or the run refuses the bytes."""
-    cdef int64_t n = len(values), i, nval = 0, text = 0, o = 0, pos = 0
-    cdef uint8_t rows[512]
-    cdef uint8_t mix = mixed
-    cdef TextRun t
-    if _cprun_fast == NULL:
-        return None
-    cp_rows(u8, u8len, rows)
-    memset(&t, 0, sizeof(t))
-    buf = bytearray()
-    starts = []
-    for i in range(n):
-        starts.append(len(buf))
-        if values[i] is not None:
-            buf += values[i]
-            text += len(values[i])
-        buf += bytes(tails[i % len(tails)] if tails else 0)
-    cdef bytes mem = bytes(buf)
-    cdef const uint8_t* base = mem
-    cdef const uint8_t** vp = <const uint8_t**>grow(NULL, (n + 1) * sizeof(uint8_t*))
-    cdef const uint8_t** iend = <const uint8_t**>grow(NULL, (n + 1) * sizeof(uint8_t*))
-    cdef const uint8_t** rend = <const uint8_t**>grow(NULL, (n + 1) * sizeof(uint8_t*))
-    cdef int64_t vmax = 0
-    cdef int32_t* vl = <int32_t*>grow(NULL, (n + 1) * 4)
-    cdef int64_t* todo = <int64_t*>grow(NULL, (n + 1) * 8)
-    cdef int32_t* offs = <int32_t*>grow(NULL, (n + 1) * 4)
-    cdef uint8_t* data = <uint8_t*>grow(NULL, 3 * text + 40)
-    try:
-        for i in range(n):
-            vp[i] = base + <int64_t>starts[i]
-            iend[i] = base + (<int64_t>starts[i + 1] if i + 1 < n else len(mem))
-            rend[i] = base + len(mem)
-            if values[i] is not None:
-                vl[i] = len(values[i])
-                vmax = max(vmax, vl[i])
-                todo[nval] = i
-                nval += 1
-        offs[0] = 0
-        if not text_run(&t, rows, offs, data, 0, todo, nval, vp, 0, 0, vl, iend, rend, vmax,
-                        0, n, text, &mix, &o):
-            return None
-        return data[:o], [offs[i] for i in range(n + 1)], bool(mix)
-    finally:
-        free(vp); free(iend); free(rend); free(vl); free(todo); free(offs); free(data)
-        text_run_free(&t)
 
 
 cdef struct WCol:
@@ -2489,42 +1479,3 @@ cdef void _changed(const Col* b, const Col* a, uint8_t* chg, const uint8_t* upd,
                                                                  b.dcap - ob, a.dcap - oa)
             cg[t] |= m & -m & -<uint8_t>diff        # (the lowest bit of m: this row's)
             m &= m - 1
-
-
-def record_starts(data, str framing, int64_t step):
-    """Offsets where a stream can be cut into inputs of their own, 0 and len(data) included:
-    after each multiple of `step`, the first physical record start (vb: block start) that
-    does not continue a segmented record. The walk stops cutting at the first span it cannot
-    frame. `framing` is "raw", "rdw" or "vb" (formats/lldf.py resolves "auto")."""
-    cdef int64_t n = len(data)
-    offsets = np.array([0, n], dtype=np.int64)
-    code = {"raw": FR_RAW, "rdw": FR_RDW, "vb": FR_VB}[framing]
-    cdef Framer fr = Framer(data, offsets, None, np.array([code], dtype=np.uint8), bytes(256))
-    cdef Phys ph
-    cdef int st
-    cdef int64_t target = step, start, bstart, last = 0
-    cdef const uint8_t* d
-    out = [0]
-    if n == 0:
-        return [0, 0]
-    d = fr.data
-    fr._next_message()
-    while True:
-        bstart = fr.bend
-        start = fr.pos
-        st = fr._next_phys(&ph)
-        if st != 1:
-            break
-        if fr.framing == FR_VB:
-            if fr.bend == bstart:        # not the first record of a block
-                continue
-            start = ph.p - 4
-        else:
-            start = ph.p
-        if start >= target and start > last and (be16(d + ph.h + OFF_TOTALSEGS) <= 1
-                                                  or be16(d + ph.h + OFF_SEGNUM) == 1):
-            out.append(start)
-            last = start
-            target = (start // step + 1) * step
-    out.append(n)
-    return out

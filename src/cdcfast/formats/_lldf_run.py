@@ -1,6 +1,7 @@
-"""The native run of `lldf` (cdcfast/formats/lldf.py): drives the kernel (native/cdcfast/_lldf.pyx)
-chunk by chunk, registers tables as the kernel meets them, and turns the kernel's columns and
-error entries into record batches. Nothing here loops over records or values.
+"""The native run of `lldf` (cdcfast/formats/lldf.py): drives the kernel chunk by chunk (the
+framer native/cdcfast/_lldf_frame.pyx, the converter _lldf.pyx), registers tables as the
+framer meets them, and turns the converter's columns and error entries into record batches.
+Nothing here loops over records or values.
 """
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ import pyarrow.compute as pc
 from .. import _tz
 from ..errors import DecodeError
 from ..sources import release
+from ._lldf_codes import (ERR_A, ERR_B, ERR_C, ERR_CODE, ERR_FIELD, ERR_MSG, ERR_POS,
+                          ERR_RAW_AT, ERR_RAW_LEN, ERR_ROW, ERR_SPAN_END, ERR_SPAN_START,
+                          F_AFTER, F_AFTER_COL, F_BDW, F_BEFORE, F_BEFORE_COL, F_CHANGE_TYPE,
+                          F_COMMIT_TS, F_DATA, F_LENGTH, F_RDW, F_SEGLEN, F_SEGNUM, F_TIMESTAMP,
+                          S_DONE, S_NEW_TABLE)
 from .base import (ALL, apply_mode, batch_room, binary_column, errors_column, full_name,
                    images_and_schema, presize, with_messages)
 from .lldf import (HEADER, H_TS, SOURCE, E_HEADER_VALUE, E_IMAGE_LONG, E_IMAGE_SHORT, E_SEGLEN,
@@ -20,11 +26,11 @@ CHUNK_RECORDS = 1024          # logical records framed per chunk: their headers 
 FLUSH_BYTES = 256 << 20       # data bytes per batch at most: keeps string columns < 2 GiB
 KEEP_BEHIND = 1 << 20         # input kept mapped behind the framer (a peeked record)
 
-# the kernel's error entries (TableOut.errors)
-ROW, CODE, FIELD, POS, A, B, C, MSG, RAW_AT, RAW_LEN, SPAN_START, SPAN_END = range(12)
-_FIELDS = {-1: "LENGTH", -2: "SEGLEN", -3: "RDW", -4: "BDW", -5: "SEGNUM", -6: "CHANGE TYPE",
-           -7: "DATA", -8: "before", -9: "after", -10: "TIMESTAMP", -11: "UORCOMMITTIMESTAMP"}
-F_BEFORE_COL, F_AFTER_COL = 100000, 200000
+# what an error entry names (TableOut.errors: its words are _lldf_codes' ERR_*), when not a
+# header field or a column value
+_FIELDS = {F_LENGTH: "LENGTH", F_SEGLEN: "SEGLEN", F_RDW: "RDW", F_BDW: "BDW",
+           F_SEGNUM: "SEGNUM", F_CHANGE_TYPE: "CHANGE TYPE", F_DATA: "DATA", F_BEFORE: "before",
+           F_AFTER: "after", F_TIMESTAMP: "TIMESTAMP", F_COMMIT_TS: "UORCOMMITTIMESTAMP"}
 _LOCAL = pa.timestamp("us")
 _HEADER_TYPES = [SOURCE.field(i).type for i in range(len(HEADER))]
 
@@ -61,12 +67,12 @@ class _Run:
     """Decode one Part with the kernel."""
 
     def __init__(self, fmt, part, want, images, batch_rows, mode, stats, seq0):
-        from .. import _lldf
+        from .. import _lldf, _lldf_frame
         self._lldf = _lldf
         self.fmt, self.part, self.want, self.images = fmt, part, want, images
         self.batch_rows, self.mode, self.stats = batch_rows, mode, stats
         self.seq0 = seq0
-        self.fr = _lldf.Framer(part.data, part.offsets, part.valid, fmt.framings(part),
+        self.fr = _lldf_frame.Framer(part.data, part.offsets, part.valid, fmt.framings(part),
                                fmt.asc)
         self.fr.seq = seq0
         self.tid_of = {}          # table identity -> kernel table id
@@ -136,15 +142,15 @@ class _Run:
         while True:
             room = batch_room(self.outputs.values(), self.batch_rows)
             st = fr.scan(max(1, min(CHUNK_RECORDS, room)))
-            if st == 2:
+            if st == S_NEW_TABLE:
                 self._register()
                 continue
-            yield from self._chunk(st == 0)
+            yield from self._chunk(st == S_DONE)
             # the chunk is converted: the mapped input before it is no longer needed (a
             # record that waits for its segments is at most one physical record back)
             self.released = release(self.part.data, fr.pos - KEEP_BEHIND, self.released)
             fr.reset()
-            if st == 0:
+            if st == S_DONE:
                 break
         self.stats["tombstones"] += fr.tombstones
 
@@ -171,8 +177,8 @@ class _Run:
                 self._presize(o)
             if self.mode == "FAILFAST" and out.error_count > e0:
                 e = out.errors(e0)
-                e = e[np.lexsort((e[:, POS], e[:, MSG]))[0]]
-                firsts.append(((e[MSG], e[POS]), o, e))
+                e = e[np.lexsort((e[:, ERR_POS], e[:, ERR_MSG]))[0]]
+                firsts.append(((e[ERR_MSG], e[ERR_POS]), o, e))
         if firsts:
             _, o, e = min(firsts, key=lambda x: x[0])
             raise self._error(o, e)
@@ -196,39 +202,39 @@ class _Run:
         return _FIELDS[f]
 
     def _error(self, o, e) -> DecodeError:
-        code, f = int(e[CODE]), int(e[FIELD])
+        code, f = int(e[ERR_CODE]), int(e[ERR_FIELD])
         field = self._field(o, f)
-        raw = o.out.raw_bytes(int(e[RAW_AT]), int(e[RAW_LEN]))
+        raw = o.out.raw_bytes(int(e[ERR_RAW_AT]), int(e[ERR_RAW_LEN]))
         what = ""
         if code == E_SEGLEN:
-            what = str(int(e[C]))
+            what = str(int(e[ERR_C]))
         elif code == E_HEADER_VALUE:
             what = header_what(H_TS if f < 0 else HEADER[f][4], self.fmt.encoding)
         elif code == E_VALUE:
             what = o.columns[f % F_BEFORE_COL].type.name
         elif code in (E_IMAGE_SHORT, E_IMAGE_LONG):
             what = o.table.name
-        msg = int(e[MSG])
+        msg = int(e[ERR_MSG])
         part = self.part
-        return DecodeError(describe(code, field, int(e[A]), int(e[B]), raw, what),
+        return DecodeError(describe(code, field, int(e[ERR_A]), int(e[ERR_B]), raw, what),
                            0 if self.want.messages else part.base + msg,
-                           int(e[POS]) - int(part.offsets[msg]), field)
+                           int(e[ERR_POS]) - int(part.offsets[msg]), field)
 
     def _finish(self, o: _Output) -> pa.RecordBatch:
         out, fmt = o.out, self.fmt
         n = out.length
         ents = out.errors(0)
         # each row's first problem: the lowest byte offset (then the first found)
-        order = np.lexsort((np.arange(len(ents)), ents[:, POS], ents[:, ROW]))
+        order = np.lexsort((np.arange(len(ents)), ents[:, ERR_POS], ents[:, ERR_ROW]))
         ents = ents[order]
-        firsts = ents[np.r_[True, ents[1:, ROW] != ents[:-1, ROW]]] if len(ents) else ents
+        firsts = ents[np.r_[True, ents[1:, ERR_ROW] != ents[:-1, ERR_ROW]]] if len(ents) else ents
         errs = [self._error(o, e) for e in firsts]
         out.clear_errors()
         first = None
         if errs:
-            k = int(np.lexsort((firsts[:, POS], firsts[:, MSG]))[0])
+            k = int(np.lexsort((firsts[:, ERR_POS], firsts[:, ERR_MSG]))[0])
             first = errs[k]
-        spans = ents[ents[:, SPAN_END] > 0]
+        spans = ents[ents[:, ERR_SPAN_END] > 0]
         data = memoryview(self.part.data)
         tz = fmt.options["source_tz"]
         local = _LOCAL
@@ -250,10 +256,10 @@ class _Run:
         structs, schema = images_and_schema(out, o.columns, n, self.images, SOURCE)
         arrays += structs
         arrays.append(source)
-        arrays.append(errors_column(n, firsts[:, ROW].tolist(), [str(e) for e in errs]))
-        arrays.append(binary_column(n, spans[:, ROW].tolist(),
-                                    [bytes(data[int(s):int(e)])
-                                     for s, e in zip(spans[:, SPAN_START], spans[:, SPAN_END])]))
+        arrays.append(errors_column(n, firsts[:, ERR_ROW].tolist(), [str(e) for e in errs]))
+        arrays.append(binary_column(n, spans[:, ERR_ROW].tolist(),
+                                    [bytes(data[int(s):int(e)]) for s, e in
+                                     zip(spans[:, ERR_SPAN_START], spans[:, ERR_SPAN_END])]))
         batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
         if self.want.messages:
             batch = with_messages(batch, self.want,

@@ -1,8 +1,9 @@
 """`lldf`: BMC AMI Log Master logical log data files, Data Change Records (SPEC §5.2).
 
 Decisions SPEC leaves open are in docs/lldf.md. This module validates options, maps catalog
-columns onto image layouts, names errors, and drives the kernel (native/cdcfast/_lldf.pyx)
-chunk by chunk; it has no per-record loop. The reference twin is cdcfast/reference/lldf.py.
+columns onto image layouts, names errors and detects the framing; its runner (_lldf_run.py)
+drives the kernel (native/cdcfast/_lldf_frame.pyx, the framer, and _lldf.pyx, the converter)
+chunk by chunk, with no per-record loop. The reference twin is cdcfast/reference/lldf.py.
 """
 from __future__ import annotations
 
@@ -19,17 +20,20 @@ from ._lldf_codes import (E_BLOCK_FILL, E_CHANGE_TYPE, E_DATA_LEN,  # noqa: F401
                           E_DATA_REST, E_DW_CUT, E_DW_RESERVED, E_DW_SHORT, E_HDR_CUT,
                           E_HDR_LENGTH, E_HEADER_VALUE, E_IMAGE_CUT, E_IMAGE_LONG,
                           E_IMAGE_SHORT, E_NO_DATA, E_NULL_BYTE, E_RAW_REST, E_REC_CUT,
-                          E_SEG_ALONE, E_SEG_MISSING, E_SEGLEN, E_VALUE, H_BIN1, H_BIN2, H_BIN4,
-                          H_BINX, H_CHAR, H_TS, H_YN, HEADER_MIN, LEN_CHANGE_TYPE, LEN_LRSN,
+                          E_SEG_ALONE, E_SEG_MISSING, E_SEGLEN, E_VALUE, FR_RAW, FR_RDW, FR_VB,
+                          H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_TS, H_YN, HEADER_MIN,
+                          K_BINARY, K_BLOB, K_BOOL, K_CHAR, K_CLOB, K_DATE, K_DBCLOB, K_DEC,
+                          K_F32, K_F64, K_GRAPHIC, K_I16, K_I32, K_I64, K_TIME, K_TS, K_TSZ,
+                          K_VARBIN, K_VARCHAR, K_VARGRAPHIC, K_XML, LEN_CHANGE_TYPE, LEN_LRSN,
                           LEN_NAME, LEN_OWNER, LEN_TS, OFF_CHANGE_TYPE, OFF_COMMIT_TS,
                           OFF_COMMITLRSN, OFF_LENGTH, OFF_LOGLRSN, OFF_NAME, OFF_NAMELEN,
                           OFF_OWNER, OFF_OWNERLEN, OFF_SEGLEN, OFF_SEGNUM, OFF_TIMESTAMP,
                           OFF_TOTALSEGS, OFF_UORID)
 from .base import Format, Want, resolve
 
-# The numbers shared with the kernel (native/cdcfast/_lldf.pyx) -- HEADER_MIN, the header
-# offsets OFF_* and widths LEN_*, the header kinds H_*, the error codes E_* -- have their one
-# spec in _lldf_codes.
+# The numbers shared with the kernel (native/cdcfast/_lldf_frame.pyx, _lldf.pyx) -- HEADER_MIN,
+# the header offsets OFF_* and widths LEN_*, the header kinds H_*, the image kinds K_*, the
+# framing codes FR_*, the error codes E_* -- have their one spec in _lldf_codes.
 
 # -- header fields: (source field or None, vendor name, offset, width, header kind) ----------
 _ARROW_H = {H_BIN1: pa.int16(), H_BIN2: pa.int32(), H_BIN4: pa.int64(), H_BINX: pa.binary(),
@@ -91,10 +95,7 @@ OPS = {"UB": "u", "I ": "c", "IL": "c", "D ": "d", "DM": "t", "DT": "t", "DR": "
 IMAGES = {"u": (True, True), "c": (False, True), "d": (True, False)}
 
 # -- image layouts: one per catalog column, chosen when the Decoder is made -----------------
-# image kinds, shared with the kernel
-(K_I16, K_I32, K_I64, K_DEC, K_F32, K_F64, K_CHAR, K_GRAPHIC, K_VARCHAR, K_VARGRAPHIC,
- K_VARBIN, K_CLOB, K_DBCLOB, K_BLOB, K_XML, K_BINARY, K_DATE, K_TIME, K_TS, K_TSZ,
- K_BOOL) = range(21)
+# (the image kinds: _lldf_codes' K_*)
 
 
 def layout(column) -> tuple[int, int]:
@@ -229,8 +230,8 @@ def header_what(kind: int, encoding: str) -> str:
 
 
 # -- framing: the option's value, or with "auto" each message's own (docs/lldf.md) ---------
-FRAMINGS = ("raw", "rdw", "vb")     # framing codes 0, 1, 2, shared with the kernel
-FR_RAW, FR_RDW, FR_VB = range(3)
+FRAMING_CODES = {"raw": FR_RAW, "rdw": FR_RDW, "vb": FR_VB}     # the option's -> its code
+FRAMINGS = tuple(sorted(FRAMING_CODES, key=FRAMING_CODES.get))  # the names, by code
 DETECT_RECORDS = 16                 # records (and vb blocks) a message's framing is judged on
 
 
@@ -239,7 +240,7 @@ def message_framings(framing: str, data, offsets) -> np.ndarray:
     for all, or with "auto" each message's detected one (`detect_framing`)."""
     if framing == "auto":
         return detect_framing(data, offsets)
-    return np.full(len(offsets) - 1, FRAMINGS.index(framing), dtype=np.uint8)
+    return np.full(len(offsets) - 1, FRAMING_CODES[framing], dtype=np.uint8)
 
 
 def framing_of(data) -> str:
@@ -356,7 +357,7 @@ class Lldf(Format):
     source_type = SOURCE
     TITLE = "BMC Log Master LLDF (EBCDIC, binary)"
     EXTENSION = "lldf"
-    NATIVE = ("_lldf", "_arrow")
+    NATIVE = ("_lldf_frame", "_lldf", "_arrow")
     ENCODER = "lldf"
     ENCODINGS = ("cp037", "cp1047", "cp500", "cp1140", "cp273", "latin-1", "ascii")
 
@@ -430,6 +431,6 @@ class Lldf(Format):
         framing = FRAMINGS[int(message_framings(self.options["framing"], data,
                                                 [0, len(data)])[0])]
         if native:
-            from .. import _lldf
-            return _lldf.record_starts(data, framing, step)
+            from .. import _lldf_frame
+            return _lldf_frame.record_starts(data, framing, step)
         return resolve("cdcfast.reference.lldf:record_starts")(data, framing, step)

@@ -36,20 +36,19 @@ from .. import codepages, envelope
 from ..catalog import FLOAT32, FLOAT64
 from ..errors import DecodeError
 from ..formats.base import ALL, apply_mode, full_name, with_messages
-from ..formats.lldf import (E_BLOCK_FILL, E_CHANGE_TYPE, E_DATA_LEN, E_DATA_REST, E_DW_CUT,
-                            E_DW_RESERVED, E_DW_SHORT, E_HDR_CUT, E_HDR_LENGTH, E_HEADER_VALUE,
-                            E_IMAGE_CUT, E_IMAGE_LONG, E_IMAGE_SHORT, E_NO_DATA, E_NULL_BYTE,
-                            E_RAW_REST, E_REC_CUT, E_SEG_ALONE, E_SEG_MISSING, E_SEGLEN,
-                            E_VALUE, FRAMINGS, H_BIN1, H_BIN2, H_BIN4, H_BINX, H_CHAR, H_TS, H_YN,
-                            HEADER,
-                            HEADER_MIN, IMAGES, K_BINARY, K_BLOB, K_BOOL, K_CHAR, K_CLOB,
-                            K_DATE, K_DBCLOB, K_DEC, K_F32, K_F64, K_GRAPHIC, K_I16, K_I32,
-                            K_I64, K_TIME, K_TS, K_TSZ, K_VARBIN, K_VARCHAR, K_VARGRAPHIC,
-                            K_XML, LEN_LRSN, LEN_NAME, LEN_OWNER, OFF_CHANGE_TYPE,
-                            OFF_COMMIT_TS, OFF_COMMITLRSN, OFF_LENGTH, OFF_LOGLRSN, OFF_NAME,
-                            OFF_NAMELEN, OFF_OWNER, OFF_OWNERLEN, OFF_SEGLEN, OFF_SEGNUM,
-                            OFF_TIMESTAMP, OFF_TOTALSEGS, OFF_UORID, OPS,
-                            SOURCE, header_what)
+from ..formats._lldf_codes import (E_BLOCK_FILL, E_CHANGE_TYPE, E_DATA_LEN, E_DATA_REST, E_DW_CUT,
+                                   E_DW_RESERVED, E_DW_SHORT, E_HDR_CUT, E_HDR_LENGTH,
+                                   E_HEADER_VALUE, E_IMAGE_CUT, E_IMAGE_LONG, E_IMAGE_SHORT,
+                                   E_NO_DATA, E_NULL_BYTE, E_RAW_REST, E_REC_CUT, E_SEG_ALONE,
+                                   E_SEG_MISSING, E_SEGLEN, E_VALUE, H_BIN1, H_BIN2, H_BIN4, H_BINX,
+                                   H_CHAR, H_TS, H_YN, HEADER_MIN, K_BINARY, K_BLOB, K_BOOL, K_CHAR,
+                                   K_CLOB, K_DATE, K_DBCLOB, K_DEC, K_F32, K_F64, K_GRAPHIC, K_I16,
+                                   K_I32, K_I64, K_TIME, K_TS, K_TSZ, K_VARBIN, K_VARCHAR,
+                                   K_VARGRAPHIC, K_XML, LEN_LRSN, LEN_NAME, LEN_OWNER,
+                                   OFF_CHANGE_TYPE, OFF_COMMIT_TS, OFF_COMMITLRSN, OFF_LENGTH,
+                                   OFF_LOGLRSN, OFF_NAME, OFF_NAMELEN, OFF_OWNER, OFF_OWNERLEN,
+                                   OFF_SEGLEN, OFF_SEGNUM, OFF_TIMESTAMP, OFF_TOTALSEGS, OFF_UORID)
+from ..formats.lldf import FRAMINGS, HEADER, IMAGES, OPS, SOURCE, header_what
 from ._values import (DATE, EPOCH_ORDINAL, TIME, US_PER_DAY, US_PER_SEC, TextTimes, clock_us,
                       date_days)
 
