@@ -763,63 +763,11 @@ cdef class Scanner(Walker):
     cdef int64_t pre_image(self, int64_t v, bint data, int depth) except -2:
         """The image object at v, read into the predicted row (data: the after columns,
         beforeData: the before ones), each step checked; returns its end, or BAD."""
-        cdef const uint8_t* b = self.buf
-        cdef Out o = self.outs[self.pre_slot]
-        cdef int64_t row = self.pre_row, end = self.dend, i, k, e, w, j, guess = 0, ln
-        cdef int64_t n = o.ncols, f0 = IMG_AFTER if data else IMG_BEFORE
-        cdef int esc, done
-        cdef uint8_t* sent = o.sent_a if data else o.sent_b
-        cdef list cols = o.after if data else o.before
-        cdef Column c
         if data:
             self.pre_d = True
         else:
             self.pre_b = True
-        i = ws(b, v + 1, end)
-        if i >= end:
-            return BAD
-        if b[i] == 125:
-            return i + 1
-        while True:
-            if b[i] != 34:
-                return BAD
-            k = i + 1
-            j = -1
-            if guess < n and o.plain:
-                ln = o.noff[guess + 1] - o.noff[guess]
-                if k + ln < end and b[k + ln] == 34 and cdc_jv_same(
-                        b + k, <const uint8_t*>o.names + o.noff[guess], ln):
-                    j = guess               # the key the previous row had here
-                    e = k + ln
-                    w = ws(b, e + 1, end)
-                    if w >= end or b[w] != 58:
-                        return BAD
-                    w = ws(b, w + 1, end)
-                    if w >= end:
-                        return BAD
-            if j < 0:
-                w = self.key_at(i, &k, &e, &esc)
-                if w == BAD:
-                    return BAD
-                j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
-            if j < 0:
-                self.nx += 1
-                e = self.skip(w, 512 - depth)
-            else:
-                guess = j + 1
-                c = <Column>cols[j]
-                if sent[j]:
-                    undo_value(c, row)
-                    o.twice_problem(row, f0 + j, i)
-                    e = self.skip(w, 512 - depth)
-                else:
-                    sent[j] = 1
-                    e = self.value(o, c, j, row, w, f0 + j)
-            if e == BAD:
-                return BAD
-            i = self.after_value(e, 125, &done)
-            if i == BAD or done:
-                return i
+        return self.walk_image(<Out>self.outs[self.pre_slot], self.pre_row, v, data, depth)
 
     # -- row images --------------------------------------------------------------------------
     cdef int images_of(self, Out o, int64_t row, int op) except -1:
