@@ -486,7 +486,7 @@ cdef class Scanner(Walker):
         into another output than its table's (or of an image given twice) are taken back
         first."""
         cdef const uint8_t* b = self.buf
-        cdef bint control, data
+        cdef bint control, data, unknown
         cdef int64_t tid, slot, row, v, sa = 0, sn = 0, ta = 0, tn = 0
         cdef Out o
         if self.hn[H_SOURCE] != 1 or b[self.hp[H_SOURCE]] != 123:
@@ -514,9 +514,11 @@ cdef class Scanner(Walker):
         self.checking = False                   # (the walk has checked the whole document)
         self.cur_tid = tid
         slot = self.tslot[tid]
-        if slot < 0 or (data and self.tunk[tid]):
+        unknown = data and self.tunk[tid]
+        if slot < 0 or (unknown and self.images):
             self.undo_pre()
-            return self.counted(control, data and self.tunk[tid])
+            return self.counted(control, unknown)
+        self.unknown += unknown     # headers: the row is written, its table counted unknown
         o = self.outs[slot]
         if self.pre_slot >= 0 and (self.pre_slot != slot or self.hn[H_BEFORE] > 1
                                    or self.hn[H_AFTER] > 1):

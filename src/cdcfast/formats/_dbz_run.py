@@ -136,9 +136,6 @@ class Run(KernelRun):
         if table is not None:
             cat = (table.schema.encode() if table.schema is not None else None,
                    table.table.encode())
-        if not self.images:
-            sc.add_table(sc.pending_name, -1 if key is None else self.output(key).slot, cat)
-            return
         # a change event (control events never stop here when images are read)
         layouts = self.call.layouts
         if ident not in layouts and ident not in self.call.no_layout:
@@ -150,6 +147,10 @@ class Run(KernelRun):
                     layouts[ident] = self.fmt.schema_layout(ident, fields)
                 else:
                     self.call.no_layout.add(ident)
+        if not self.images:     # headers: a table no layout describes counts as unknown
+            sc.add_table(sc.pending_name, -1 if key is None else self.output(key).slot, cat,
+                         ident not in layouts)
+            return
         if ident not in layouts:
             if key is not None:
                 self.raise_pending()
