@@ -14,9 +14,9 @@ from cdcfast._rows cimport Out
 # what a kernel stops for, the problem codes of a column value and the field numbers of image
 # columns, which every JSON kernel and its run number alike (the kernels cimport them from
 # here; their one spec: cdcfast/formats/_json_codes.py)
-from cdcfast._json_codes cimport (STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META, STOP_SCHEMA,
-                                  STOP_PLAN, STOP_PAUSE, W_VALUE, W_NOT_NULL, W_SURROGATE,
-                                  IMG_BEFORE, IMG_AFTER)
+from cdcfast._json_codes cimport (STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN, STOP_META,
+                                  STOP_SCHEMA, STOP_PLAN, STOP_PAUSE, W_VALUE, W_NOT_NULL,
+                                  W_SURROGATE, IMG_BEFORE, IMG_AFTER)
 
 cdef enum:
     MAX_FIELDS = 40      # a format's fields of a document (hp, he, hk, hn), at most
