@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 
 from . import formats
 from .catalog import Catalog
+from .envelope import Projection
 from .formats.base import ALL, HEADERS, MESSAGE, Want, check_mode, new_stats
 from .sources import map_file, parts
 
@@ -23,11 +24,15 @@ class Decoder:
     """
     _native = True      # the reference twin (cdcfast.reference.Decoder) sets False
 
-    def __init__(self, format: str, catalog=None, mode: str = "PERMISSIVE", **options):
+    def __init__(self, format: str, catalog=None, mode: str = "PERMISSIVE", columns=None,
+                 **options):
         self.format = format
         self.catalog = Catalog.coerce(catalog)
         self.mode = check_mode(mode)
         self._fmt = formats.get(format)(self.catalog, **options)
+        # the default projection of every call (SPEC §1 `columns=`), checked here
+        self.columns = _names(columns)
+        Projection.of(self.columns)
         self.last_stats = new_stats()
         if self._native:
             from . import _native_state
@@ -36,32 +41,43 @@ class Decoder:
     # -- configuration ---------------------------------------------------------------------
     def config(self) -> dict:
         return {"format": self.format, "mode": self.mode, "options": self._fmt.config(),
-                "catalog": self.catalog.to_dict() if self.catalog is not None else None}
+                "catalog": self.catalog.to_dict() if self.catalog is not None else None,
+                "columns": self.columns}
 
     @classmethod
     def from_config(cls, config: dict) -> "Decoder":
         return cls(config["format"], catalog=config.get("catalog"),
-                   mode=config.get("mode", "PERMISSIVE"), **(config.get("options") or {}))
+                   mode=config.get("mode", "PERMISSIVE"), columns=config.get("columns"),
+                   **(config.get("options") or {}))
+
+    def _projection(self, columns, headers: bool = False):
+        """The Projection of one call: its own `columns`, else the Decoder's (None: all)."""
+        return Projection.of(_names(columns) if columns is not None else self.columns,
+                             headers)
 
     @property
     def options(self) -> dict:
         return self._fmt.config()
 
-    def schema(self, table: str) -> pa.Schema:
-        """The envelope schema of a catalog table (what decode(table=…) returns)."""
+    def schema(self, table: str, columns=None, strict: bool = True) -> pa.Schema:
+        """The envelope schema of a catalog table (what decode(table=…) returns), projected
+        to `columns` (default: the Decoder's). Not `strict`: a `after.COL`-style name the
+        table lacks is left out (decode_tables) rather than a ValueError."""
         t = self.catalog.get(table) if self.catalog is not None else None
         if t is None:
             raise ValueError(f"table {table!r} is not in the catalog: its schema depends on "
                              "the data; give a catalog")
-        return self._fmt.schema(t)
+        return _project(self._projection(columns), self._fmt.schema(t),
+                        t.name if strict else None)
 
-    def unattributable_schema(self) -> pa.Schema:
+    def unattributable_schema(self, columns=None) -> pa.Schema:
         """The schema of the records no table can be named for (decode_tables' key None)."""
-        return self._fmt.schema(None)
+        return _project(self._projection(columns), self._fmt.schema(None), None)
 
-    def headers_schema(self) -> pa.Schema:
+    def headers_schema(self, columns=None) -> pa.Schema:
         from .envelope import headers_schema
-        return headers_schema(self._fmt.source_type)
+        return _project(self._projection(columns, headers=True),
+                        headers_schema(self._fmt.source_type), None)
 
     # -- decoding --------------------------------------------------------------------------
     def _collect(self, source, want: Want, images: bool, batch_rows=DECODE_BATCH_ROWS):
@@ -73,12 +89,40 @@ class Decoder:
                 seen.setdefault(key, []).append(batch)
         finally:
             self.last_stats = stats
-        return {k: self._fmt.finish_table(self._fmt.table_of(v)) for k, v in seen.items()}
+        got = {k: self._fmt.finish_table(self._fmt.table_of(v)) for k, v in seen.items()}
+        proj = want.projection
+        if proj is None:
+            return got
+        if want.table is ALL and proj.narrow:
+            # decode_tables: each table narrowed to the named columns it has; a name that
+            # no table has is unknown
+            have = set()
+            for t in got.values():
+                have.update(_image_columns(t.schema, proj))
+            tables = self.catalog.tables if self.catalog is not None else []
+            for t in tables:
+                have.update(c.name for c in t.columns)
+            proj.check(sorted(have), "any table of the input or the catalog")
+            return {k: proj.apply(t, strict=False) for k, t in got.items()}
+        return {k: proj.apply(t, strict=k is not None and k != HEADERS)
+                for k, t in got.items()}
 
-    def decode(self, source, table: str | None = None) -> pa.Table:
-        """Change events of one table (``"OWNER.TABLE"``) as a pyarrow.Table."""
+    def _want(self, table, columns, headers: bool = False, messages: bool = False) -> Want:
+        """The Want of one call, with its projection (`want.projection`, checked against
+        the requested catalog table up front)."""
+        want = Want(self.catalog, table, headers=headers, messages=messages)
+        want.projection = proj = self._projection(columns, headers)
+        want.flags = proj is None or proj.flags
+        t = want.requested_table()
+        if proj is not None and t is not None and not headers:
+            proj.check([c.name for c in t.columns], t.name)
+        return want
+
+    def decode(self, source, table: str | None = None, columns=None) -> pa.Table:
+        """Change events of one table (``"OWNER.TABLE"``) as a pyarrow.Table (`columns`: a
+        projection, SPEC §1; default the Decoder's)."""
         if table is None:
-            got = self._collect(source, Want(self.catalog, ALL), True)
+            got = self._collect(source, self._want(ALL, columns), True)
             named = sorted(k for k in got if k is not None)
             if len(named) > 1:
                 raise ValueError(f"the input holds several tables ({', '.join(named)}): "
@@ -90,25 +134,25 @@ class Decoder:
             elif self.catalog is not None and len(self.catalog) == 1:
                 table = self.catalog.tables[0].name
             else:
-                return got.get(None) or self.unattributable_schema().empty_table()
-        want = Want(self.catalog, table)
+                return got.get(None) or self.unattributable_schema(columns).empty_table()
+        want = self._want(table, columns)
         got = self._collect(source, want, True)
         t = self.catalog.get(table) if self.catalog is not None else None
         if t is None and not want.matched:
             raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
         if want.requested in got:
             return got[want.requested]
-        return self._fmt.schema(t).empty_table()
+        return _project(want.projection, self._fmt.schema(t), table).empty_table()
 
-    def decode_tables(self, source) -> dict:
+    def decode_tables(self, source, columns=None) -> dict:
         """Every table of the input: ``{"OWNER.TABLE": pyarrow.Table}``, plus ``None`` for
         unattributable records (PERMISSIVE)."""
-        return self._collect(source, Want(self.catalog, ALL), True)
+        return self._collect(source, self._want(ALL, columns), True)
 
-    def headers(self, source, table: str | None = None) -> pa.Table:
+    def headers(self, source, table: str | None = None, columns=None) -> pa.Table:
         """The envelope without before/after/changed/present, for every record (or one
         table's), control events included."""
-        want = Want(self.catalog, table, headers=True)
+        want = self._want(table, columns, headers=True)
         got = self._collect(source, want, False)
         key = HEADERS if table is None else want.requested
         if table is not None and not want.matched \
@@ -116,9 +160,9 @@ class Decoder:
             raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
         if key in got:
             return got[key]
-        return self.headers_schema().empty_table()
+        return self.headers_schema(columns).empty_table()
 
-    def read_tables(self, source, batch_size: int = 65536):
+    def read_tables(self, source, batch_size: int = 65536, columns=None):
         """(``"OWNER.TABLE"`` or None, record batch) pairs of every table, decoded as they are
         read, in input order per table: decode_tables with memory bounded by the batch (a path
         is memory-mapped)."""
@@ -126,12 +170,22 @@ class Decoder:
             raise ValueError("batch_size must be at least 1")
         stats = new_stats()
         self.last_stats = stats
-        for key, batch in self._fmt.batches(parts(source), Want(self.catalog, ALL), True,
+        want = self._want(ALL, columns)
+        proj = want.projection
+        have = set()            # the table columns met, for a name no table has
+        for key, batch in self._fmt.batches(parts(source), want, True,
                                             batch_size, self.mode, stats, self._native):
+            if proj is not None and proj.narrow:
+                have.update(_image_columns(batch.schema, proj))
             if batch.num_rows:
-                yield key, batch
+                yield key, batch if proj is None else proj.apply(batch, strict=False)
+        if proj is not None and proj.narrow:
+            for t in (self.catalog.tables if self.catalog is not None else []):
+                have.update(c.name for c in t.columns)
+            proj.check(sorted(have), "any table of the input or the catalog")
 
-    def read_batches(self, source, table: str | None = None, batch_size: int = 65536):
+    def read_batches(self, source, table: str | None = None, batch_size: int = 65536,
+                     columns=None):
         """Record batches of ≤ batch_size rows of one table, decoded as they are read (a path
         is memory-mapped, so memory stays bounded by the batch, not the file)."""
         if batch_size < 1:
@@ -140,18 +194,21 @@ class Decoder:
             if self.catalog is None or len(self.catalog) != 1:
                 raise ValueError("read_batches needs table=… (or a catalog of one table)")
             table = self.catalog.tables[0].name
-        want = Want(self.catalog, table)
+        want = self._want(table, columns)
+        proj = want.projection
+        strict = want.requested_table() is not None   # else the layout may grow with the data
         stats = new_stats()
         self.last_stats = stats
         for key, batch in self._fmt.batches(parts(source), want, True, batch_size, self.mode,
                                             stats, self._native):
             if key == want.requested and batch.num_rows:
-                yield batch
+                yield batch if proj is None else proj.apply(batch, strict)
         if not want.matched and (self.catalog is None or self.catalog.get(table) is None):
             raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
 
     def decode_message_batches(self, batches, table, *, of_all: bool = False,
-                               column: str | None = None, batch_size: int = 65536):
+                               column: str | None = None, batch_size: int = 65536,
+                               columns=None):
         """Decode the messages of several Arrow batches as ONE call (a Spark partition, SPEC
         §6), and yield ``(batch, events, index)`` for every input batch, in order.
 
@@ -176,7 +233,8 @@ class Decoder:
             raise ValueError("batch_size must be at least 1")
         if table is None and not of_all:
             raise ValueError("decode_message_batches needs table=… (or of_all=True)")
-        want = Want(self.catalog, ALL if of_all else table, messages=True)
+        want = self._want(ALL if of_all else table, columns, messages=True)
+        proj = want.projection
         key = table if of_all else want.requested
         fmt = self._fmt
         pending = collections.deque()   # (base, input batch, n messages) read, not answered
@@ -220,7 +278,11 @@ class Decoder:
                     yield batch, None, None
                 else:
                     mine = fmt.finish_table(mine)
-                    yield batch, mine.drop_columns([MESSAGE]), mine.column(MESSAGE)
+                    index = mine.column(MESSAGE)
+                    mine = mine.drop_columns([MESSAGE])
+                    if proj is not None:
+                        mine = proj.apply(mine, strict=False)
+                    yield batch, mine, index
             got = events.to_batches() if events is not None and events.num_rows else []
 
         stats = new_stats()
@@ -253,10 +315,38 @@ class Decoder:
         return list(zip(points, points[1:]))
 
     def read_piece(self, path, start: int, end: int, table: str | None = None,
-                   batch_size: int = 65536):
+                   batch_size: int = 65536, columns=None):
         """read_batches over bytes start:end of a file (memory-mapped): a piece is an input of
         its own, seq and byte offsets count from its start."""
-        yield from self.read_batches(memoryview(map_file(path))[start:end], table, batch_size)
+        yield from self.read_batches(memoryview(map_file(path))[start:end], table, batch_size,
+                                     columns)
+
+
+def _names(columns):
+    """`columns=` as a list of names (comma-separated text is split), or None."""
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        return [c.strip() for c in columns.split(",")]
+    if isinstance(columns, Projection):
+        return list(columns.names)
+    return [str(c).strip() for c in columns]
+
+
+def _image_columns(schema: pa.Schema, proj) -> set:
+    """The table columns of the image structs a projection narrows, in a result's schema."""
+    out = set()
+    for img in proj.narrow:
+        i = schema.get_field_index(img)
+        if i >= 0:
+            out.update(f.name for f in schema.field(i).type)
+    return out
+
+
+def _project(proj, schema: pa.Schema, table) -> pa.Schema:
+    if proj is None:
+        return schema
+    return proj.schema(schema, strict=table is not None)
 
 
 def _column(batch, name: str):
@@ -272,23 +362,26 @@ def functions(cls):
     here; cdcfast.reference builds the same four over its own)."""
 
     def decode(source, format: str, catalog=None, table: str | None = None,
-               mode: str = "PERMISSIVE", **options) -> pa.Table:
-        return cls(format, catalog, mode, **options).decode(source, table=table)
+               mode: str = "PERMISSIVE", columns=None, **options) -> pa.Table:
+        return cls(format, catalog, mode, columns, **options).decode(source, table=table)
 
     def decode_tables(source, format: str, catalog=None, mode: str = "PERMISSIVE",
-                      **options) -> dict:
-        return cls(format, catalog, mode, **options).decode_tables(source)
+                      columns=None, **options) -> dict:
+        return cls(format, catalog, mode, columns, **options).decode_tables(source)
 
     def headers(source, format: str, catalog=None, table: str | None = None,
-                mode: str = "PERMISSIVE", **options) -> pa.Table:
-        return cls(format, catalog, mode, **options).headers(source, table=table)
+                mode: str = "PERMISSIVE", columns=None, **options) -> pa.Table:
+        return cls(format, catalog, mode, **options).headers(source, table=table,
+                                                             columns=columns)
 
     def read_batches(source, format: str, catalog=None, table: str | None = None,
-                     batch_size: int = 65536, mode: str = "PERMISSIVE", **options):
+                     batch_size: int = 65536, mode: str = "PERMISSIVE", columns=None,
+                     **options):
         if not isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview, pa.Array,
                                    pa.ChunkedArray, list, tuple)):
             raise TypeError("read_batches reads a path, bytes or message array")
-        return cls(format, catalog, mode, **options).read_batches(source, table, batch_size)
+        return cls(format, catalog, mode, columns, **options).read_batches(source, table,
+                                                                           batch_size)
 
     return decode, decode_tables, headers, read_batches
 

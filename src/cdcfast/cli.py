@@ -133,9 +133,28 @@ def _decoder(args):
               + ", ".join(f"{k}={v}" for k, v in from_catalog.items()))
     try:
         options = {**from_catalog, **fmt.options_from_text(given)}
-        return cdcfast.Decoder(args.format, catalog=catalog, mode=args.mode, **options)
+        return cdcfast.Decoder(args.format, catalog=catalog, mode=args.mode,
+                               columns=_columns(args), **options)
     except (ValueError, TypeError) as e:    # (TypeError: a catalog's recorded option of
         raise Failure(USAGE, str(e)) from None  # the wrong JSON kind)
+
+
+def _columns(args):
+    """--columns as the Decoder's projection, with `table` added (the counts of the summary
+    line need it; `_written` drops it again when it was not asked for)."""
+    text = getattr(args, "columns", None)
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(",")]
+    return names if "table" in names else names + ["table"]
+
+
+def _written(args, batch):
+    """A decoded batch as --columns asked for it (without the `table` _columns added)."""
+    text = getattr(args, "columns", None)
+    if text is None or "table" in [c.strip() for c in text.split(",")]:
+        return batch
+    return batch.drop_columns(["table"])
 
 
 # -- outputs -------------------------------------------------------------------------------------
@@ -278,7 +297,7 @@ def _decode(args) -> int:
         return args.output if args.table else _out_file(args.output, key)
 
     def write(key, batch):
-        batch = _parquet_ready(batch)
+        batch = _parquet_ready(_written(args, batch))
         if key not in writers:
             meta = {b"cdcfast.table": (key or "").encode("utf-8", "surrogatepass")}
             schema = batch.schema.with_metadata({**(batch.schema.metadata or {}), **meta})
@@ -313,7 +332,7 @@ def _decode(args) -> int:
             t = dec.catalog.get(name) if dec.catalog is not None else None
             key = name if args.table else t.name if t is not None else None
             if t is not None and key not in writers:
-                write(key, _empty_batch(dec.schema(t.name)))
+                write(key, _empty_batch(dec.schema(t.name, strict=False)))
         for w in writers.values():
             w.close()
         writers.clear()
@@ -380,6 +399,8 @@ def _decode_spark(args, dec) -> int:
             for k, v in dec.options.items():
                 if v is not None:
                     r = r.option(k, str(v))
+            if dec.columns is not None:
+                r = r.option("columns", ",".join(dec.columns))
             return r.option("paths", json.dumps([os.path.abspath(p) for p in args.inputs])) \
                 .load()
 
@@ -388,6 +409,9 @@ def _decode_spark(args, dec) -> int:
             df = reader(table)
             if not args.table:          # unattributable records go to _corrupt, once
                 df = df.where(df["table"].isNotNull())
+            if getattr(args, "columns", None) is not None and "table" not in \
+                    [c.strip() for c in args.columns.split(",")]:
+                df = df.drop("table")
             out = args.output if args.table else _out_file(args.output, table)[:-8]
             staged = stage.path(out)
             df.write.mode("overwrite").parquet(staged)
@@ -396,6 +420,9 @@ def _decode_spark(args, dec) -> int:
             corrupt = reader(tables[0])
             drop = [c for c in ("before", "after", "changed", "present") if c in corrupt.columns]
             corrupt = corrupt.where(corrupt["table"].isNull()).drop(*drop)
+            if getattr(args, "columns", None) is not None and "table" not in \
+                    [c.strip() for c in args.columns.split(",")]:
+                corrupt = corrupt.drop("table")
             staged = stage.path(_out_file(args.output, None)[:-8])
             corrupt.write.mode("overwrite").parquet(staged)
             written.append((None, staged, _out_file(args.output, None)[:-8]))
@@ -679,6 +706,11 @@ def parser() -> argparse.ArgumentParser:
                          "the one Parquet file -o names")
     dc.add_argument("-o", "--output", required=True, metavar="OUT",
                     help="a Parquet file with --table, else a folder of one file per table")
+    dc.add_argument("--columns", metavar="NAMES",
+                    help="only these envelope columns, comma-separated: top-level names (op, "
+                         "commit_ts, after, …) and before.COL / after.COL / changed.COL / "
+                         "present.COL for some of a table's columns; _error always comes "
+                         "(SPEC §1)")
     dc.add_argument("--spark", action="store_true",
                     help="run through local Spark and the cdcfast data source (needs "
                          "--catalog; Spark writes a folder per table)")

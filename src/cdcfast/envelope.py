@@ -42,3 +42,120 @@ def headers_schema(source: pa.StructType) -> pa.Schema:
     """What ``headers()`` returns: the envelope without before/after/changed/present."""
     return pa.schema([pa.field(n, t) for n, t in HEAD] + [pa.field("source", source)]
                      + [pa.field(n, t) for n, t in TAIL])
+
+
+# -- projection: `columns=` (SPEC §1) ------------------------------------------------------------
+NAMES = [n for n, _ in HEAD] + list(IMAGES) + ["source"] + [n for n, _ in TAIL]
+HEADER_NAMES = [n for n, _ in HEAD] + ["source"] + [n for n, _ in TAIL]
+
+
+class Projection:
+    """The envelope columns a call asks for (`columns=`: names, or one comma-separated text):
+    top-level names (``op``, ``commit_ts``, ``after``, …) and ``before.COL`` / ``after.COL`` /
+    ``changed.COL`` / ``present.COL``, which narrow an image or flag struct to those table
+    columns. Results keep envelope order (and table order inside a struct) whatever the order
+    asked; ``_error`` always comes back, ``_corrupt_record`` only when named.
+
+    A projection only selects: the rows, their values and their ``_error`` are those of the
+    whole envelope (a value of an image left out is still checked, so a projection never
+    hides a bad record); what it saves is what is never built — the flag structs when neither
+    ``changed`` nor ``present`` is named, the image structs and ``source`` when not named."""
+
+    def __init__(self, columns, headers: bool = False):
+        if isinstance(columns, Projection):
+            columns = columns.names
+        if isinstance(columns, str):
+            columns = [c for c in columns.split(",")]
+        names = [str(c).strip() for c in columns]
+        known = HEADER_NAMES if headers else NAMES
+        top, narrow = set(), {}
+        for name in names:
+            if not name:
+                raise ValueError("columns: an empty name (a doubled or trailing comma?)")
+            head, dot, col = name.partition(".")
+            if dot and head in IMAGES and not headers:
+                if not col:
+                    raise ValueError(f"columns: {name!r} names no table column")
+                narrow.setdefault(head, []).append(col)
+            elif name in known:
+                top.add(name)
+            else:
+                more = "" if headers else " (and before.COL, after.COL, changed.COL, present.COL)"
+                raise ValueError(f"columns: unknown name {name!r}; the envelope's are "
+                                 f"{', '.join(known)}{more}")
+        for img in list(narrow):
+            if img in top:          # the whole struct was asked for too
+                del narrow[img]
+        self.names = names
+        self.top = top | set(narrow) | {"_error"}
+        self.narrow = narrow        # image -> the table columns asked for
+        self.headers = headers
+
+    def __repr__(self):
+        return f"Projection({','.join(self.names)!r})"
+
+    @classmethod
+    def of(cls, columns, headers: bool = False):
+        """A Projection, or None for the whole envelope (columns None)."""
+        if columns is None:
+            return None
+        return cls(columns, headers)
+
+    @property
+    def flags(self) -> bool:
+        """Whether `changed` or `present` is asked for (else the kernels build neither)."""
+        return "changed" in self.top or "present" in self.top
+
+    def check(self, table_columns, where: str = "the table") -> None:
+        """A ValueError when a `before.COL`-style name is not a column of the table."""
+        have = list(table_columns)
+        for img, cols in self.narrow.items():
+            missing = [c for c in cols if c not in have]
+            if missing:
+                raise ValueError(f"columns: {', '.join(f'{img}.{c}' for c in missing)}: not a "
+                                 f"column of {where} (its columns: {', '.join(have) or 'none'})")
+
+    def _field(self, f: pa.Field, strict: bool) -> pa.Field:
+        cols = self.narrow.get(f.name)
+        if cols is None:
+            return f
+        if strict:
+            self.check([c.name for c in f.type], "the table")
+        keep = set(cols)
+        return f.with_type(pa.struct([c for c in f.type if c.name in keep]))
+
+    def schema(self, schema: pa.Schema, strict: bool = True) -> pa.Schema:
+        """The schema a result of the whole-envelope `schema` has under this projection
+        (extra columns after the envelope's, e.g. Spark's kept ones, stay)."""
+        return pa.schema([self._field(f, strict) for f in schema if self._keeps(f.name)],
+                         metadata=schema.metadata)
+
+    def _keeps(self, name: str) -> bool:
+        return name in self.top or name not in NAMES
+
+    def apply(self, data, strict: bool = True):
+        """A record batch or table of the whole envelope, projected (zero-copy: columns and
+        struct children are selected, nothing is rebuilt)."""
+        arrays, fields = [], []
+        for i, f in enumerate(data.schema):
+            if not self._keeps(f.name):
+                continue
+            col = data.column(i)
+            if f.name in self.narrow:
+                f = self._field(f, strict)
+                col = _narrow(col, f.type)
+            arrays.append(col)
+            fields.append(f)
+        schema = pa.schema(fields, metadata=data.schema.metadata)
+        if isinstance(data, pa.RecordBatch):
+            return pa.RecordBatch.from_arrays(arrays, schema=schema)
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _narrow(col, t: pa.StructType):
+    """A struct column (array or chunked) with only the children of type t."""
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([_narrow(c, t) for c in col.chunks], type=t)
+    children = [col.field(f.name) for f in t]
+    return pa.StructArray.from_arrays(children, fields=list(t), mask=col.is_null()) \
+        if col.null_count else pa.StructArray.from_arrays(children, fields=list(t))

@@ -29,7 +29,7 @@ import os
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .api import Decoder
+from .api import Decoder, Projection
 from .formats import get as format_class
 
 __all__ = ["decode", "decode_tables", "map_in_arrow", "pandas_udf", "spark_schema", "register",
@@ -45,9 +45,10 @@ def _decoder(config_json: str) -> Decoder:
     return Decoder.from_config(json.loads(config_json))
 
 
-def _config(format, catalog, mode, options) -> str:
-    return json.dumps(Decoder(format, catalog=catalog, mode=mode, **options).config(),
-                      sort_keys=True)
+def _config(format, catalog, mode, options, columns=None) -> str:
+    """The JSON config executors rebuild the Decoder from (`columns`: its projection)."""
+    return json.dumps(Decoder(format, catalog=catalog, mode=mode, columns=columns,
+                              **options).config(), sort_keys=True)
 
 
 def _table_of(dec: Decoder, table):
@@ -118,11 +119,12 @@ def _exchange_schema(struct_type) -> pa.Schema:
 
 def spark_schema(format: str, catalog=None, table: str | None = None, keep=(),
                  input_schema=None, mode: str = "PERMISSIVE", time_type: bool | None = None,
-                 **options):
-    """The Spark StructType of a table's events (the envelope, SPEC §3), then the `keep` input
-    columns (their types from `input_schema`, a Spark StructType). `time_type`: TIME columns
-    as Spark TIME (None: as the active session allows, see time_type_enabled)."""
-    dec = Decoder(format, catalog=catalog, mode=mode, **options)
+                 columns=None, **options):
+    """The Spark StructType of a table's events (the envelope, SPEC §3; `columns`: only
+    those, SPEC §1), then the `keep` input columns (their types from `input_schema`, a Spark
+    StructType). `time_type`: TIME columns as Spark TIME (None: as the active session
+    allows, see time_type_enabled)."""
+    dec = Decoder(format, catalog=catalog, mode=mode, columns=columns, **options)
     if time_type is None:
         time_type = time_type_enabled()
     st = _struct_type(_spark_arrow_schema(dec.schema(_table_of(dec, table)), time_type))
@@ -156,10 +158,11 @@ def _message_fn(config_json, table, column, keep, target, of_all=False):
 
 def map_in_arrow(format: str, catalog=None, table: str | None = None, column: str = "value",
                  keep=(), input_schema=None, mode: str = "PERMISSIVE",
-                 time_type: bool | None = None, **options):
+                 time_type: bool | None = None, columns=None, **options):
     """(fn, schema) for ``df.mapInArrow(fn, schema)``: each input row's `column` is one
-    message; its events come out with the `keep` input columns appended."""
-    config_json = _config(format, catalog, mode, options)
+    message; its events come out (only the envelope `columns` when given) with the `keep`
+    input columns appended."""
+    config_json = _config(format, catalog, mode, options, columns)
     dec = _decoder(config_json)
     name = _table_of(dec, table)
     if time_type is None:
@@ -180,26 +183,33 @@ def _mapper(config_json, arrow_schema, table, column, keep, input_schema, time_t
 
 
 def decode(df, format: str, catalog=None, table: str | None = None, column: str = "value",
-           keep=(), mode: str = "PERMISSIVE", **options):
+           keep=(), mode: str = "PERMISSIVE", columns=None, **options):
     """The events of one table decoded from a DataFrame's message column, as a DataFrame
-    (mapInArrow); `keep` input columns are copied onto every event of their row."""
+    (mapInArrow); `columns`: only those envelope columns (SPEC §1: what is not named is not
+    built, and Spark converts fewer fields); `keep` input columns are copied onto every
+    event of their row."""
     fn, schema = map_in_arrow(format, catalog, table, column, keep, df.schema, mode,
-                              time_type_enabled(df.sparkSession), **options)
+                              time_type_enabled(df.sparkSession), columns, **options)
     return df.mapInArrow(fn, schema)
 
 
 def decode_tables(df, format: str, catalog=None, column: str = "value", keep=(),
-                  mode: str = "PERMISSIVE", **options) -> dict:
+                  mode: str = "PERMISSIVE", columns=None, **options) -> dict:
     """One DataFrame per catalog table; in PERMISSIVE mode also the key None: the records that
-    could not be attributed to a table (`_corrupt_record`, `_error`)."""
-    config_json = _config(format, catalog, mode, options)
+    could not be attributed to a table (`_corrupt_record`, `_error`). `columns`: only those
+    envelope columns (an image's named table columns: those of each table that has them)."""
+    config_json = _config(format, catalog, mode, options, columns)
     dec = _decoder(config_json)
     if dec.catalog is None:
         _table_of(dec, None)
     keys = [t.name for t in dec.catalog.tables] + ([None] if dec.mode == "PERMISSIVE" else [])
+    if dec.columns is not None:     # a table column no table has is unknown
+        Projection(dec.columns).check(sorted({c.name for t in dec.catalog.tables
+                                              for c in t.columns}), "any table of the catalog")
     out = {}
     for key in keys:
-        arrow = dec.schema(key) if key is not None else dec.unattributable_schema()
+        arrow = dec.schema(key, strict=False) if key is not None \
+            else dec.unattributable_schema()
         fn, schema = _mapper(config_json, arrow, key, column, keep, df.schema,
                              time_type_enabled(df.sparkSession), of_all=True)
         out[key] = df.mapInArrow(fn, schema)
@@ -207,17 +217,18 @@ def decode_tables(df, format: str, catalog=None, column: str = "value", keep=(),
 
 
 def pandas_udf(format: str, catalog=None, table: str | None = None, mode: str = "PERMISSIVE",
-               time_type: bool | None = None, **options):
+               time_type: bool | None = None, columns=None, **options):
     """A pandas UDF: message column → array<envelope struct> (the message's events of the
-    table, in order; an empty array for a message without any). An iterator UDF: the
-    messages of a partition are one decoding call, as in mapInArrow (SPEC §6)."""
+    table, in order; an empty array for a message without any; `columns`: structs of only
+    those envelope columns). An iterator UDF: the messages of a partition are one decoding
+    call, as in mapInArrow (SPEC §6)."""
     from typing import Iterator
 
     from pyspark.sql.functions import pandas_udf as _pandas_udf
     from pyspark.sql.types import ArrayType
     import pandas as pd
 
-    config_json = _config(format, catalog, mode, options)
+    config_json = _config(format, catalog, mode, options, columns)
     dec = _decoder(config_json)
     name = _table_of(dec, table)
     if time_type is None:
@@ -257,9 +268,9 @@ class DataSourceOptions:
     JSON text, mode, format options as text), the table, and the paths."""
 
     RESERVED = ("format", "catalog", "table", "mode", "path", "paths", "batch_rows",
-                "time_type", "split_mb")
+                "time_type", "split_mb", "columns")
 
-    def __init__(self, options, time_type: bool = False):
+    def __init__(self, options, time_type: bool = False, schema=None):
         opts = {str(k).lower(): v for k, v in dict(options).items()}
         if "format" not in opts:
             raise ValueError('the cdcfast data source needs .option("format", …)')
@@ -271,13 +282,19 @@ class DataSourceOptions:
         catalog = json.loads(catalog) if catalog is not None else None
         self.mode = opts.get("mode", "PERMISSIVE")
         fmt_options = {k: v for k, v in opts.items() if k not in self.RESERVED}
-        dec = Decoder(self.format, catalog=catalog, mode=self.mode,
+        dec = Decoder(self.format, catalog=catalog, mode=self.mode, columns=opts.get("columns"),
                       **format_class(self.format).options_from_text(fmt_options))
-        self.config_json = json.dumps(dec.config(), sort_keys=True)
         self.table = _table_of(dec, opts.get("table"))
         if "time_type" in opts:
             time_type = str(opts["time_type"]).lower() == "true"
-        self.struct = _struct_type(_spark_arrow_schema(dec.schema(self.table), time_type))
+        self.time_type = time_type
+        self.order = None           # a user schema's column order, where it differs
+        if schema is not None and schema != self._struct(dec):
+            dec = self._user_schema(dec, schema)
+        self.config_json = json.dumps(dec.config(), sort_keys=True)
+        self.struct = self._struct(dec)
+        if self.order is not None:
+            self.struct = _reorder(self.struct, self.order)
         self.arrow = _exchange_schema(self.struct)
         self.batch_rows = int(opts.get("batch_rows", READ_BATCH_ROWS))
         self.split_bytes = int(float(opts.get("split_mb", SPLIT_MB)) * (1 << 20))
@@ -287,6 +304,43 @@ class DataSourceOptions:
         self.paths = json.loads(paths) if paths else ([opts["path"]] if "path" in opts else [])
         if not self.paths:
             raise ValueError("give the data source a path: .load(path)")
+
+    def _struct(self, dec: Decoder):
+        return _struct_type(_spark_arrow_schema(dec.schema(self.table), self.time_type))
+
+    def _user_schema(self, dec: Decoder, schema) -> Decoder:
+        """The Decoder of a user-specified schema (``.schema(...)``), which selects envelope
+        columns as `columns` does (SPEC §1): each field an envelope column of the same type,
+        an image or flag struct with only some of its table columns narrowed to those."""
+        full = self._struct(Decoder(dec.format, catalog=dec.catalog, mode=dec.mode,
+                                    **dec.options))
+        have = {f.name: f for f in full.fields}
+        names = []
+        for f in schema.fields:
+            mine = have.get(f.name)
+            if mine is None:
+                raise ValueError(f"the schema names {f.name!r}, which is not an envelope column "
+                                 f"of {self.table} (its columns: {', '.join(have)})")
+            if f.name in ("before", "after", "changed", "present") \
+                    and f.dataType != mine.dataType and hasattr(f.dataType, "fields"):
+                names += [f"{f.name}.{c.name}" for c in f.dataType.fields]
+            else:
+                names.append(f.name)
+        if "_error" not in have or "_error" not in [f.name for f in schema.fields]:
+            raise ValueError("a schema given to the cdcfast data source must include "
+                             "`_error string`: a projection never hides a bad record (SPEC §1)")
+        dec = Decoder(dec.format, catalog=dec.catalog, mode=dec.mode, columns=names,
+                      **dec.options)
+        got = self._struct(dec)
+        mine = {f.name: f.dataType for f in got.fields}
+        for f in schema.fields:
+            if mine[f.name] != f.dataType:
+                raise ValueError(f"the schema's {f.name} is {f.dataType.simpleString()}; "
+                                 f"the data source gives {mine[f.name].simpleString()}")
+        order = [f.name for f in schema.fields]
+        if order != [f.name for f in got.fields]:
+            self.order = order
+        return dec
 
 
 def list_files(paths, missing_ok: bool = False) -> list:
@@ -318,11 +372,20 @@ def file_pieces(config_json: str, path: str, split_bytes: int) -> list:
     return [(path, a, b) for a, b in _decoder(config_json).file_pieces(path, split_bytes)]
 
 
+def _reorder(struct, order):
+    from pyspark.sql.types import StructType
+    return StructType([struct[name] for name in order])
+
+
 def _read_piece(config_json: str, table: str, piece, batch_rows: int, target: pa.Schema):
     """One piece's events of `table`, batch by batch (the file is memory-mapped; a piece is
-    an input of its own: seq and byte offsets count from its start)."""
+    an input of its own: seq and byte offsets count from its start), as `target` orders
+    them."""
     path, start, end = piece
+    names = target.names
     for batch in _decoder(config_json).read_piece(path, start, end, table, batch_rows):
+        if batch.schema.names != names:
+            batch = batch.select(names)
         yield _to_spark(batch, target)
 
 
@@ -412,17 +475,17 @@ def _source_classes(time_type: bool):
         def name(cls):
             return "cdcfast"
 
-        def _opts(self):
-            return DataSourceOptions(self.options, time_type)
+        def _opts(self, schema=None):
+            return DataSourceOptions(self.options, time_type, schema)
 
         def schema(self):
             return self._opts().struct
 
         def reader(self, schema):
-            return Reader(self._opts())
+            return Reader(self._opts(schema))
 
         def streamReader(self, schema):
-            return StreamReader(self._opts())
+            return StreamReader(self._opts(schema))
 
     return CdcfastDataSource
 

@@ -54,6 +54,10 @@ class Want:
         # each message an input of its own (Spark, SPEC §6): rows get MESSAGE, their message's
         # index in the batch (for `keep`), and an error names message 0
         self.messages = messages
+        # the call's projection (envelope.Projection, None: every column; the API applies
+        # it) and whether it asks for `changed` or `present` (else kernels may skip them)
+        self.projection = None
+        self.flags = True
         self.requested = None
         self.matched = False      # a record of the requested table was met
         if table is not None and table is not ALL:
