@@ -800,6 +800,8 @@ cdef class Scanner(Walker):
         # the op, as the header read it
         if self.hn[H_OP] == 1 and v >= 0 and b[v] == 34 and self.he[H_OP] == v + 3:
             op = b[v + 1]
+        if not o.want_flags:            # a projection without changed and present
+            return 0
         sent = NULL                     # present: what the after image sent (before: deletes)
         if op == 100 and has_b:
             sent = o.sent_b

@@ -416,6 +416,9 @@ cdef class TableOut:
     """Stage 2: the Arrow columns of one output table, appended chunk by chunk."""
     cdef readonly int64_t ncols
     cdef readonly bint images
+    # changed / present wanted (a projection without them, SPEC §1: neither is computed; their
+    # columns stay false and null, and the projection drops them)
+    cdef public bint want_flags
     cdef int64_t* kind
     cdef int64_t* prec
     cdef int64_t* scale
@@ -462,6 +465,7 @@ cdef class TableOut:
         cdef int64_t j, n = len(kinds)
         self.ncols = n
         self.images = images
+        self.want_flags = True
         self.kind = <int64_t*>grow(NULL, (n + 1) * 8)
         self.prec = <int64_t*>grow(NULL, (n + 1) * 8)
         self.scale = <int64_t*>grow(NULL, (n + 1) * 8)
@@ -1018,8 +1022,9 @@ cdef class TableOut:
                         | (((fp[6][j] >> 2) & 1) << 6) | (((fp[7][j] >> 2) & 1) << 7))
             _bits_or(self.before_v.valid, row0, hasb, k)
             _bits_or(self.after_v.valid, row0, hasa, k)
-            _bits_or(self.changed_v.valid, row0, known, k)
-            _bits_or(self.present_v.valid, row0, known, k)
+            if self.want_flags:
+                _bits_or(self.changed_v.valid, row0, known, k)
+                _bits_or(self.present_v.valid, row0, known, k)
             for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
                 c.length += k
             for j in range(n):
@@ -1027,7 +1032,11 @@ cdef class TableOut:
                              nulls + j * nb)
                 self._column(sc, <Column>self.after[j], k, row0, j, 1, todo, known, hasa,
                              nulls + (n + j) * nb)
-                self._flags(sc, k, row0, j, known, ins, bm + 4 * nb, upd, nupd, odd, nodd)
+                if self.want_flags:
+                    self._flags(sc, k, row0, j, known, ins, bm + 4 * nb, upd, nupd, odd, nodd)
+                else:
+                    (<Column>self.changed[j]).length = row0 + k
+                    (<Column>self.present[j]).length = row0 + k
         finally:
             free(todo)
             free(bm)

@@ -119,6 +119,7 @@ cdef class TableOut:
     """Stage 2: the Arrow columns of one output table, appended chunk by chunk."""
     cdef readonly int64_t ncols
     cdef readonly bint images
+    cdef public bint want_flags     # changed / present wanted (see _ibm.TableOut.want_flags)
     cdef int64_t* kind
     cdef int64_t* width
     cdef int64_t* prec
@@ -192,6 +193,7 @@ cdef class TableOut:
         cdef int64_t j, k, n = len(kinds)
         self.ncols = n
         self.images = images
+        self.want_flags = True
         self.kind = <int64_t*>grow(NULL, (n + 1) * 8)
         self.width = <int64_t*>grow(NULL, (n + 1) * 8)
         self.prec = <int64_t*>grow(NULL, (n + 1) * 8)
@@ -971,7 +973,7 @@ cdef class TableOut:
                     vd = cs[j].valid + b0
                     for t in range(tb0, tb1):
                         vd[t] |= img[t] & ~nul[t]
-            if nupd:
+            if nupd and self.want_flags:
                 for j in range(n):
                     _changed(self.cb + j, self.ca + j, self.cc[j].data, self.updbm + tb0,
                              b0 + tb0, tb1 - tb0)
@@ -981,9 +983,10 @@ cdef class TableOut:
                      self.imgbm + side * nbs, nb)
         # changed / present of the chunk's rows: valid where the images were read, present
         # all true there, changed all true for inserts (updates' bits are set above)
-        _or_bits(self.changed_v.valid + b0, self.okbm, nb)
-        _or_bits(self.present_v.valid + b0, self.okbm, nb)
-        for j in range(n):
+        if self.want_flags:
+            _or_bits(self.changed_v.valid + b0, self.okbm, nb)
+            _or_bits(self.present_v.valid + b0, self.okbm, nb)
+        for j in range(n if self.want_flags else 0):
             _or_bits(self.cc[j].valid + b0, self.okbm, nb)
             _or_bits(self.cp[j].valid + b0, self.okbm, nb)
             _or_bits(self.cp[j].data + b0, self.okbm, nb)

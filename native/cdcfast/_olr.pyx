@@ -924,6 +924,8 @@ cdef class Scanner(Walker):
         cdef uint8_t*** fl = o.flags
         cdef int64_t byte = row >> 3
         cdef uint8_t bit = <uint8_t>(1 << (row & 7))
+        if not o.want_flags:            # a projection without changed and present
+            return 0
         if op == OP_C or op == OP_D:
             col_valid(o.changed_v, row)
             if has_a or has_b:              # present: null without the image

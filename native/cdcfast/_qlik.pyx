@@ -793,7 +793,8 @@ cdef class Scanner(Walker):
                 r = self.one_image(o, row, fd, op != OP_D, &has_a if op != OP_D else &has_b)
         if r != 0:
             return r
-        self.flags(o, row, op, has_b, has_a)
+        if o.want_flags:                # (a projection without changed and present: neither)
+            self.flags(o, row, op, has_b, has_a)
         return 0
 
     cdef int one_image(self, Out o, int64_t row, int64_t f, bint after, bint* has) except -1:

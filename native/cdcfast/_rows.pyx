@@ -22,6 +22,7 @@ cdef class Out:
                   bint derived=False):
         cdef int64_t j, n = len(kinds) if images else 0
         self.images = images
+        self.want_flags = True
         self.derived = derived and images
         self.ncols = 0
         self.kind = self.prec = self.scl = NULL

@@ -146,6 +146,7 @@ class _NativeRun:
                 f.asc, f.u8, f.u8len, f.encoding == "utf-8", f.dc, f.hasc, f.hu8, f.hu8len,
                 (f.options["hex_encoding"] or "utf-8") == "utf-8",
                 f.options["hex_encoding"] is not None)
+            o.out.want_flags = self.want.flags
         return o.out
 
     # -- the loop --------------------------------------------------------------------------

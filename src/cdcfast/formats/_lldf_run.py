@@ -131,6 +131,7 @@ class _Run:
                 [(off, width, kind) for _, _, off, width, kind in HEADER],
                 fmt.asc, fmt.u8, fmt.u8len, fmt.space, fmt.options["float_format"] == "hfp",
                 fmt.encoding == "ascii", fmt.cpchars)
+            o.out.want_flags = self.want.flags
         return o.out
 
     # -- the loop --------------------------------------------------------------------------
