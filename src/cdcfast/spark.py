@@ -377,21 +377,86 @@ def _reorder(struct, order):
     return StructType([struct[name] for name in order])
 
 
-def _read_piece(config_json: str, table: str, piece, batch_rows: int, target: pa.Schema):
+# -- filters the data source applies itself (pushFilters) ----------------------------------------
+PUSHED_TEXT = ("table", "schema", "op")     # equality and IN on these text columns
+PUSHED_TIME = "commit_ts"                   # ranges (and equality) on the commit time
+
+
+def pushed_filter(f):
+    """A Spark data source filter as (column, operator, value) when the data source applies
+    it (equality or IN on `table`, `schema`, `op`; =, <, <=, >, >= on `commit_ts`), else
+    None (Spark applies it)."""
+    import datetime as dt
+
+    from pyspark.sql.datasource import (EqualTo, GreaterThan, GreaterThanOrEqual, In,
+                                        LessThan, LessThanOrEqual)
+    path = tuple(getattr(f, "attribute", ()))
+    if len(path) != 1:
+        return None
+    col = path[0]
+    if col in PUSHED_TEXT:
+        if isinstance(f, EqualTo) and isinstance(f.value, str):
+            return (col, "==", f.value)
+        if isinstance(f, In) and f.value and all(isinstance(v, str) for v in f.value):
+            return (col, "in", tuple(f.value))
+        return None
+    ops = {EqualTo: "==", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<",
+           LessThanOrEqual: "<="}
+    if col == PUSHED_TIME and type(f) in ops and isinstance(f.value, dt.datetime):
+        v = f.value
+        if v.tzinfo is None:        # Spark hands TIMESTAMP literals as UTC wall clocks
+            v = v.replace(tzinfo=dt.timezone.utc)
+        delta = v - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        return (col, ops[type(f)], delta // dt.timedelta(microseconds=1))
+    return None
+
+
+def _filter_mask(batch: pa.RecordBatch, filters):
+    """The rows of a decoded batch that pass every pushed filter (a null compares false, as
+    in SQL)."""
+    mask = None
+    for col, op, value in filters:
+        c = batch.column(batch.schema.get_field_index(col))
+        if op == "in":
+            m = pc.is_in(c, value_set=pa.array(list(value), pa.string()))
+            m = pc.and_(m, pc.is_valid(c))
+        else:
+            v = pa.scalar(value, pa.timestamp("us", tz="UTC")) if col == PUSHED_TIME \
+                else pa.scalar(value, pa.string())
+            m = {"==": pc.equal, ">": pc.greater, ">=": pc.greater_equal, "<": pc.less,
+                 "<=": pc.less_equal}[op](c, v)
+        mask = m if mask is None else pc.and_(mask, m)
+    return mask
+
+
+def _read_piece(config_json: str, table: str, piece, batch_rows: int, target: pa.Schema,
+                filters=()):
     """One piece's events of `table`, batch by batch (the file is memory-mapped; a piece is
     an input of its own: seq and byte offsets count from its start), as `target` orders
-    them."""
+    them, less the rows the pushed `filters` reject (read with the columns they test, then
+    left out)."""
     path, start, end = piece
     names = target.names
-    for batch in _decoder(config_json).read_piece(path, start, end, table, batch_rows):
+    dec = _decoder(config_json)
+    columns = None
+    need = sorted({f[0] for f in filters})
+    if need and dec.columns is not None and not set(need) <= set(dec.columns):
+        columns = list(dec.columns) + [c for c in need if c not in dec.columns]
+    for batch in dec.read_piece(path, start, end, table, batch_rows, columns=columns):
+        if filters:
+            batch = batch.filter(_filter_mask(batch, filters))
+            if not batch.num_rows:
+                continue
         if batch.schema.names != names:
             batch = batch.select(names)
         yield _to_spark(batch, target)
 
 
-def _source_classes(time_type: bool):
+def _source_classes(time_type: bool, push_filters: bool = False):
     """The data source classes (built on first use: pyspark is an optional dependency).
-    `time_type`: the default of the option of that name (TIME columns as Spark TIME)."""
+    `time_type`: the default of the option of that name (TIME columns as Spark TIME);
+    `push_filters`: the batch reader takes the filters it can apply (pushFilters; Spark
+    refuses a reader that has the method unless spark.sql.python.filterPushdown.enabled)."""
     from pyspark.sql.datasource import (DataSource, DataSourceReader, DataSourceStreamReader,
                                         InputPartition)
     try:
@@ -412,6 +477,7 @@ def _source_classes(time_type: bool):
         def __init__(self, opts: DataSourceOptions):
             self.opts = opts
             self.files = list_files(opts.paths)
+            self.filters = []       # (column, operator, value) applied in read()
 
         def partitions(self):
             # one per file, or per piece of a big file cut at record starts
@@ -419,7 +485,36 @@ def _source_classes(time_type: bool):
 
         def read(self, partition):
             o = self.opts
-            return _read_piece(o.config_json, o.table, partition.piece, o.batch_rows, o.arrow)
+            return _read_piece(o.config_json, o.table, partition.piece, o.batch_rows, o.arrow,
+                               tuple(self.filters))
+
+    class PushingReader(Reader):
+        """A Reader that applies the filters `pushed_filter` knows (Spark trusts them and
+        does not evaluate them again); a `table` or `schema` equality no row of this table
+        can meet leaves it with no partition to read."""
+
+        def pushFilters(self, filters):
+            for f in filters:
+                got = pushed_filter(f)
+                if got is None:
+                    yield f
+                else:
+                    self.filters.append(got)
+
+        def partitions(self):
+            owner, _, name = self.opts.table.rpartition(".")
+            for col, op, value in self.filters:
+                if col in ("table", "schema") and op in ("==", "in"):
+                    have = (name if col == "table" else owner).upper()
+                    values = [value] if op == "==" else list(value)
+                    if have not in (v.upper() for v in values):
+                        return []       # (Spark then runs one task with no piece)
+            return super().partitions()
+
+        def read(self, partition):
+            if getattr(partition, "piece", None) is None:
+                return iter(())
+            return super().read(partition)
 
     class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """New files in a folder. A file is new when its (ctime, path) passes the last
@@ -482,7 +577,7 @@ def _source_classes(time_type: bool):
             return self._opts().struct
 
         def reader(self, schema):
-            return Reader(self._opts(schema))
+            return (PushingReader if push_filters else Reader)(self._opts(schema))
 
         def streamReader(self, schema):
             return StreamReader(self._opts(schema))
@@ -490,16 +585,27 @@ def _source_classes(time_type: bool):
     return CdcfastDataSource
 
 
-@functools.lru_cache(maxsize=2)
-def data_source(time_type: bool = False):
+@functools.lru_cache(maxsize=4)
+def data_source(time_type: bool = False, push_filters: bool = False):
     """The DataSource class registered as "cdcfast"."""
-    return _source_classes(time_type)
+    return _source_classes(time_type, push_filters)
+
+
+def filter_pushdown_enabled(spark) -> bool:
+    """Whether the session lets Python data sources take filters
+    (spark.sql.python.filterPushdown.enabled, off by default)."""
+    return str(spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")).lower() \
+        == "true"
 
 
 def register(spark) -> None:
     """Make ``spark.read.format("cdcfast")`` and ``spark.readStream.format("cdcfast")``
-    available in this session (TIME columns as the session allows: time_type_enabled)."""
-    spark.dataSource.register(data_source(time_type_enabled(spark)))
+    available in this session (TIME columns as the session allows: time_type_enabled).
+    Where the session enables spark.sql.python.filterPushdown.enabled (set it before this
+    call), batch reads apply equality and IN filters on `table`, `schema`, `op` and ranges
+    of `commit_ts` themselves, before Spark receives the rows."""
+    spark.dataSource.register(data_source(time_type_enabled(spark),
+                                          filter_pushdown_enabled(spark)))
 
 
 # -- a local session, as the CLI, the demo, the bench and the tests start it ---------------------
