@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import os
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -267,10 +268,23 @@ class Decoder:
                 done[0] -= 1
                 mine = None
                 if events is not None and events.num_rows:
-                    index = events.column(MESSAGE)
-                    inside = pc.less(index, base + n)
-                    mine = events.filter(inside)
-                    events = events.filter(pc.invert(inside))
+                    index = events.column(MESSAGE).to_numpy()
+                    if index[0] >= base + n:
+                        k = 0
+                    elif index[-1] < base + n:
+                        k = len(index)
+                    elif (index[1:] >= index[:-1]).all():
+                        # in message order (as every format but lldf's order="commit" gives
+                        # them): this batch's events are a prefix, sliced rather than copied
+                        k = int(np.searchsorted(index, base + n))
+                    else:
+                        k = -1
+                    if k >= 0:
+                        mine, events = events.slice(0, k), events.slice(k)
+                    else:
+                        inside = pc.less(events.column(MESSAGE), base + n)
+                        mine = events.filter(inside)
+                        events = events.filter(pc.invert(inside))
                     mine = mine.set_column(mine.schema.get_field_index(MESSAGE), MESSAGE,
                                            pc.subtract(mine.column(MESSAGE), base)) \
                         if mine.num_rows else None

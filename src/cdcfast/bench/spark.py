@@ -221,12 +221,13 @@ def run(case, repeat: int = 3, cores: int = 2, echo=print) -> dict:
 
 def report(res: dict) -> str:
     t = res["tools"]
+    W = max(38, max(len(k) for k in t) + 2)
     base = t[FROM_CSV]["mb_s"]
     lines = [f"Spark (local[{res['cores']}], {res['input_mb']} MB in {res['files']} files, "
              f"{res['rows']:,} rows, best of interleaved runs)",
-             f"{'tool':<38}{'MB/s':>10}{'rows/s':>14}{'vs from_csv':>13}", "-" * 75]
+             f"{'tool':<{W}}{'MB/s':>10}{'rows/s':>14}{'vs from_csv':>13}", "-" * (W + 37)]
     for name, r in t.items():
-        lines.append(f"{name:<38}{r['mb_s']:>10.1f}{r['rows_s']:>14,.0f}"
+        lines.append(f"{name:<{W}}{r['mb_s']:>10.1f}{r['rows_s']:>14,.0f}"
                      f"{r['mb_s'] / base:>12.2f}x")
     ident = t[IDENTITY]["mb_s"]
     lines.append(f"cdcfast mapInArrow / identity mapInArrow: "
