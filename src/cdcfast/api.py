@@ -238,8 +238,9 @@ class Decoder:
     # -- files -----------------------------------------------------------------------------
     def split_points(self, data, step: int) -> list:
         """Offsets where a stream (bytes-like, e.g. a memory-mapped file) can be cut into
-        inputs of their own, at record starts about `step` bytes apart, 0 and len(data)
-        included; [0, len(data)] where the format's framing cannot tell."""
+        inputs of their own, 0 and len(data) included: the first record start at or after
+        each multiple of `step` (record_start), so the same pieces as range_bounds over byte
+        ranges of `step` bytes; [0, len(data)] where the format's framing cannot tell."""
         return self._fmt.split_points(data, step, self._native)
 
     def file_pieces(self, path, split_bytes: int) -> list:
@@ -257,6 +258,41 @@ class Decoder:
         """read_batches over bytes start:end of a file (memory-mapped): a piece is an input of
         its own, seq and byte offsets count from its start."""
         yield from self.read_batches(memoryview(map_file(path))[start:end], table, batch_size)
+
+    def can_split(self) -> bool:
+        """Whether record_start finds record starts (else a file is read whole): the JSON
+        formats always, lldf always (walking its framing), ibm-delimited with the kernels."""
+        return self._fmt.can_split(self._native)
+
+    def record_start(self, data, offset: int) -> int:
+        """The first record start at or after byte `offset` of a stream (bytes-like, e.g. a
+        memory-mapped file), len(data) when there is none, 0 for 0; where the format cannot
+        find record starts (can_split false), 0 or len(data). The rule of split_points: its
+        cuts are record_start of each multiple of its step (docs/contract.md)."""
+        return self._fmt.record_start(data, int(offset), self._native)
+
+    def range_bounds(self, data, start: int, end: int) -> tuple:
+        """(a, b): the piece of a stream that the byte range start:end stands for, from the
+        first record start at or after `start` to the first at or after `end` (`end` at or
+        past the stream's end: to its end). Ranges that tile a stream give pieces that tile
+        it at record starts, each record in exactly one piece (as Hadoop's line readers
+        share out the lines of a split file)."""
+        n = len(data)
+        a = self._fmt.record_start(data, int(start), self._native)
+        if end >= n:
+            return a, n
+        return a, max(a, self._fmt.record_start(data, int(end), self._native, a))
+
+    def read_range(self, path, start: int, end: int, table: str | None = None,
+                   batch_size: int = 65536):
+        """read_batches over the piece of a file (memory-mapped) that the byte range
+        start:end stands for (range_bounds): an input of its own, seq and byte offsets count
+        from its first record. How a Spark task reads its share of a big file: no record
+        start is looked for before the task runs."""
+        data = map_file(path)
+        a, b = self.range_bounds(data, start, end)
+        if a < b:
+            yield from self.read_batches(memoryview(data)[a:b], table, batch_size)
 
 
 def _column(batch, name: str):
