@@ -259,10 +259,11 @@ class Decoder:
         its own, seq and byte offsets count from its start."""
         yield from self.read_batches(memoryview(map_file(path))[start:end], table, batch_size)
 
-    def can_split(self) -> bool:
+    def can_split(self, native: bool | None = None) -> bool:
         """Whether record_start finds record starts (else a file is read whole): the JSON
-        formats always, lldf always (walking its framing), ibm-delimited with the kernels."""
-        return self._fmt.can_split(self._native)
+        formats always, lldf always (walking its framing), ibm-delimited with the kernels.
+        `native`: with (True) or without (False) them; None: as this decoder runs."""
+        return self._fmt.can_split(self._native if native is None else native)
 
     def record_start(self, data, offset: int) -> int:
         """The first record start at or after byte `offset` of a stream (bytes-like, e.g. a
@@ -278,6 +279,9 @@ class Decoder:
         it at record starts, each record in exactly one piece (as Hadoop's line readers
         share out the lines of a split file)."""
         n = len(data)
+        if not self.can_split() and (start > 0 or end < n):
+            raise ValueError(f"{self.format}: record starts inside a stream are only found "
+                             "with the compiled kernels; read the file whole")
         a = self._fmt.record_start(data, int(start), self._native)
         if end >= n:
             return a, n
