@@ -1,6 +1,7 @@
 """The Python API of SPEC §1: Decoder, decode, decode_tables, headers, read_batches."""
 from __future__ import annotations
 
+import bisect
 import collections
 import os
 
@@ -29,6 +30,7 @@ class Decoder:
         self.mode = check_mode(mode)
         self._fmt = formats.get(format)(self.catalog, **options)
         self.last_stats = new_stats()
+        self._starts = {}       # file -> record starts found by read_range (sorted)
         if self._native:
             from . import _native_state
             self._native = _native_state.available
@@ -272,29 +274,48 @@ class Decoder:
         cuts are record_start of each multiple of its step (docs/contract.md)."""
         return self._fmt.record_start(data, int(offset), self._native)
 
-    def range_bounds(self, data, start: int, end: int) -> tuple:
+    def range_bounds(self, data, start: int, end: int, known: list | None = None) -> tuple:
         """(a, b): the piece of a stream that the byte range start:end stands for, from the
         first record start at or after `start` to the first at or after `end` (`end` at or
         past the stream's end: to its end). Ranges that tile a stream give pieces that tile
-        it at record starts, each record in exactly one piece (as Hadoop's line readers
-        share out the lines of a split file)."""
+        it at record starts, each record in exactly one piece (as Hadoop's line readers share
+        out the lines of a split file). `known`: a sorted list of record starts of this
+        stream found before; a format that walks the stream (ibm-delimited, lldf) begins at
+        the nearest one below each bound, and the bounds found are added to it."""
         n = len(data)
         if not self.can_split() and (start > 0 or end < n):
             raise ValueError(f"{self.format}: record starts inside a stream are only found "
                              "with the compiled kernels; read the file whole")
-        a = self._fmt.record_start(data, int(start), self._native)
+        known = [0] if known is None else known
+        a = self._start_from(data, int(start), known)
         if end >= n:
             return a, n
-        return a, max(a, self._fmt.record_start(data, int(end), self._native, a))
+        return a, max(a, self._start_from(data, int(end), known))
+
+    def _start_from(self, data, offset: int, known: list) -> int:
+        i = bisect.bisect_right(known, offset) - 1
+        at = self._fmt.record_start(data, offset, self._native, known[i] if i >= 0 else 0)
+        j = bisect.bisect_left(known, at)
+        if at < len(data) and (j == len(known) or known[j] != at):
+            known.insert(j, at)
+        return at
 
     def read_range(self, path, start: int, end: int, table: str | None = None,
                    batch_size: int = 65536):
         """read_batches over the piece of a file (memory-mapped) that the byte range
         start:end stands for (range_bounds): an input of its own, seq and byte offsets count
         from its first record. How a Spark task reads its share of a big file: no record
-        start is looked for before the task runs."""
+        start is looked for before the task runs. The record starts found are kept per file
+        (path, size, mtime) for this decoder's later ranges of it (a task reading the
+        pieces of a file in order scans its start once)."""
         data = map_file(path)
-        a, b = self.range_bounds(data, start, end)
+        st = os.stat(path)
+        key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        if key not in self._starts:
+            if len(self._starts) >= 256:
+                self._starts.clear()
+            self._starts[key] = [0]
+        a, b = self.range_bounds(data, start, end, self._starts[key])
         if a < b:
             yield from self.read_batches(memoryview(data)[a:b], table, batch_size)
 

@@ -177,7 +177,8 @@ def pack(pieces_, split: int, open_cost: int = OPEN_COST) -> list:
     """Spark's FilePartition.getFilePartitions: the pieces, biggest first, packed next-fit
     into partitions of at most `split` bytes, each piece counting `open_cost` more (a piece
     bigger than that is a partition of its own). Each partition lists its pieces in file
-    order (path, start), as they are read."""
+    order (path, start), as they are read, and the partitions come in the order of their
+    first pieces (Spark leaves them biggest first)."""
     parts, current, size = [], [], 0
     for piece in sorted(pieces_, key=lambda p: p[2] - p[1], reverse=True):
         length = piece[2] - piece[1]
@@ -188,7 +189,7 @@ def pack(pieces_, split: int, open_cost: int = OPEN_COST) -> list:
         size += length + open_cost
     if current:
         parts.append(sorted(current))
-    return parts
+    return sorted(parts)        # in file order: a read's rows come in the order of its files
 
 
 def plan(files, split_bytes: int, min_partitions: int, splittable: bool,

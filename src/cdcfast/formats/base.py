@@ -337,7 +337,10 @@ class Format:
             return 0
         if offset >= n or not self.can_split(native):
             return n
-        return self.find_record_start(data, offset, native, min(max(0, known), offset))
+        known = min(max(0, known), offset)
+        if known == offset:
+            return offset
+        return self.find_record_start(data, offset, native, known)
 
     def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
         """record_start for 0 < offset < len(data), known <= offset a record start."""

@@ -448,9 +448,10 @@ class Lldf(Format):
     def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
         """The first cut of record_starts(step=offset): the first record (vb: block) start
         at or past `offset` that does not continue a segmented record, found by walking the
-        length-chained framing from the stream's start (a length field cannot be told from
-        data without it) over a window past `offset`, widened until a cut is found; len(data)
-        when there is none (also past a span the framing cannot frame)."""
+        length-chained framing from the stream's start or the cut `known` (a length field
+        cannot be told from data without it) over a window past `offset`, widened until a
+        cut is found; len(data) when there is none (also past a span the framing cannot
+        frame)."""
         n = len(data)
         framing = self._framing(data)
         walk = self._record_starts(native)
@@ -458,10 +459,11 @@ class Lldf(Format):
         width = 1 << 16
         while True:
             end = min(n, offset + width)
-            # [0, cut, …, end] or [0, end]: cuts before `end` are those of the whole stream
-            cuts = walk(mv[:end], framing, offset)
-            if len(cuts) > 2 and cuts[1] < end:
-                return cuts[1]
+            # from `known` (a cut: the walk from it is the same chain): [0, cut, …, end] or
+            # [0, end]; cuts before `end` are those of the whole stream
+            cuts = walk(mv[known:end], framing, offset - known)
+            if len(cuts) > 2 and cuts[1] < end - known:
+                return known + cuts[1]
             if end >= n:
                 return n
             width *= 4
