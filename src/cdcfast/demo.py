@@ -28,7 +28,7 @@ def _formats():
 
 # (format, what it is, file suffix, rows by default), every registered format in registry order
 FORMATS = _formats()
-FILES = 4               # the Spark input: one partition per file
+FILES = 4               # the Spark input: four files (packed into about one partition per core)
 TABLE_WIDTH = 20
 SEED = 1
 # formats whose generate(messages=True) documents lack the newline that ends each in a stream
