@@ -271,6 +271,13 @@ def test_without_the_kernels_ibm_delimited_is_read_whole():
     assert Decoder("ibm-delimited", catalog=cat).can_split(native=False) is False
     assert Decoder("lldf", catalog=None).can_split(native=False) is True
     assert Decoder("olr").can_split(native=False) is True
+    # lldf's reference walks the framing as the kernel does: the same record starts
+    data, cat = cdcfast.encode.generate("lldf", rows=300, seed=5, framing="rdw",
+                                        segment_bytes=200)
+    ref, dec = cdcfast.reference.Decoder("lldf", catalog=cat), Decoder("lldf", catalog=cat)
+    assert ref.can_split()
+    assert [ref.record_start(data, o) for o in range(0, len(data), 977)] == \
+        [dec.record_start(data, o) for o in range(0, len(data), 977)]
 
 
 # -- the refusal to run the reference decoders ----------------------------------------------------
