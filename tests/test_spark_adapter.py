@@ -1,5 +1,6 @@
 """The Spark layer is a thin adapter (issue #21): src/cdcfast/spark.py imports only the public
-API (cdcfast, cdcfast.api) and the format registry (cdcfast.formats: get, names), and touches
+API (cdcfast, cdcfast.api), the format registry (cdcfast.formats: get, names) and its own file
+planning (cdcfast.spark_files, standard library only), and touches
 no underscore name of another module. What it needs of a decoder is public on Decoder and
 tested here without Spark: decode_message_batches (a partition's Arrow batches of messages as
 one call), split_points, file_pieces and read_piece."""
@@ -17,7 +18,8 @@ from cdcfast import Catalog
 
 SPARK_PY = pathlib.Path(cdcfast.__file__).with_name("spark.py")
 THIRD_PARTY = {"pyarrow", "pyspark", "pandas", "numpy"}
-CDCFAST = {"cdcfast": None, "cdcfast.api": None, "cdcfast.formats": {"get", "names"}}
+CDCFAST = {"cdcfast": None, "cdcfast.api": None, "cdcfast.formats": {"get", "names"},
+           "cdcfast.spark_files": None}    # the data source's file planning, plain Python
 
 
 def _module_of(node: ast.ImportFrom) -> str:
@@ -56,6 +58,21 @@ def test_spark_imports_only_the_public_api_and_the_registry():
             elif top not in THIRD_PARTY and top not in sys.stdlib_module_names:
                 bad.append(f"line {node.lineno}: from {module} import …")
     assert not bad, "spark.py imports more than the public API:\n" + "\n".join(bad)
+
+
+def test_spark_files_is_plain_python():
+    """The data source's file planning (cdcfast.spark_files) imports the standard library
+    only: no pyspark, no decoder (it runs wherever the data source plans)."""
+    tree = ast.parse(SPARK_PY.with_name("spark_files.py").read_text(encoding="utf-8"))
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            bad += [a.name for a in node.names
+                    if a.name.split(".")[0] not in sys.stdlib_module_names]
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            if node.level or node.module.split(".")[0] not in sys.stdlib_module_names:
+                bad.append(node.module or ".")
+    assert not bad, bad
 
 
 def test_spark_uses_no_underscore_name_of_another_module():

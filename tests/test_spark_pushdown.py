@@ -120,19 +120,19 @@ def test_without_pushdown_spark_filters(spark, data):
         assert got == sorted(r["seq"] for r in rows if keep(r)), where
 
 
-def test_read_piece_reads_the_columns_a_filter_needs(data):
+def test_a_task_reads_the_columns_a_filter_needs(data):
     """A filter on a column the projection leaves out: read with it, then dropped."""
+    import types
     path, catalog, cat, full = data
-    cfg = cs._config(FMT, cat, "PERMISSIVE", {}, columns=["seq"])
-    table = cat.tables[0].name
-    target = cs._exchange_schema(cs.spark_schema(FMT, catalog=cat, table=table,
-                                                 columns=["seq"], time_type=False))
+    opts = cs.DataSourceOptions({"format": FMT, "catalog": str(catalog), "columns": "seq",
+                                 "path": str(path)})
     lo = dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)
     micros = (lo - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(
         microseconds=1)
-    got = pa.Table.from_batches(list(cs._read_piece(
-        cfg, table, (str(path), 0, path.stat().st_size), 100, target,
-        (("op", "in", ("u", "d")), ("commit_ts", ">=", micros)))))
+    size = path.stat().st_size
+    partition = types.SimpleNamespace(pieces=[(str(path), 0, size, size)])
+    got = pa.Table.from_batches(list(cs._read_pieces(
+        opts, partition, (("op", "in", ("u", "d")), ("commit_ts", ">=", micros)))))
     assert got.column_names == ["seq", "_error"]
     assert got.column("seq").to_pylist() == [
         r["seq"] for r in full.to_pylist() if r["op"] in ("u", "d")

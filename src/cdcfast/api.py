@@ -1,6 +1,7 @@
 """The Python API of SPEC §1: Decoder, decode, decode_tables, headers, read_batches."""
 from __future__ import annotations
 
+import bisect
 import collections
 import os
 
@@ -35,6 +36,7 @@ class Decoder:
         self.columns = _names(columns)
         Projection.of(self.columns)
         self.last_stats = new_stats()
+        self._starts = {}       # file -> record starts found by read_range (sorted)
         if self._native:
             from . import _native_state
             self._native = _native_state.available
@@ -314,8 +316,9 @@ class Decoder:
     # -- files -----------------------------------------------------------------------------
     def split_points(self, data, step: int) -> list:
         """Offsets where a stream (bytes-like, e.g. a memory-mapped file) can be cut into
-        inputs of their own, at record starts about `step` bytes apart, 0 and len(data)
-        included; [0, len(data)] where the format's framing cannot tell."""
+        inputs of their own, 0 and len(data) included: the first record start at or after
+        each multiple of `step` (record_start), so the same pieces as range_bounds over byte
+        ranges of `step` bytes; [0, len(data)] where the format's framing cannot tell."""
         return self._fmt.split_points(data, step, self._native)
 
     def file_pieces(self, path, split_bytes: int) -> list:
@@ -334,6 +337,65 @@ class Decoder:
         its own, seq and byte offsets count from its start."""
         yield from self.read_batches(memoryview(map_file(path))[start:end], table, batch_size,
                                      columns)
+
+
+    def can_split(self, native: bool | None = None) -> bool:
+        """Whether record_start finds record starts (else a file is read whole): the JSON
+        formats always, lldf always (walking its framing), ibm-delimited with the kernels.
+        `native`: with (True) or without (False) them; None: as this decoder runs."""
+        return self._fmt.can_split(self._native if native is None else native)
+
+    def record_start(self, data, offset: int) -> int:
+        """The first record start at or after byte `offset` of a stream (bytes-like, e.g. a
+        memory-mapped file), len(data) when there is none, 0 for 0; where the format cannot
+        find record starts (can_split false), 0 or len(data). The rule of split_points: its
+        cuts are record_start of each multiple of its step (docs/contract.md)."""
+        return self._fmt.record_start(data, int(offset), self._native)
+
+    def range_bounds(self, data, start: int, end: int, known: list | None = None) -> tuple:
+        """(a, b): the piece of a stream that the byte range start:end stands for, from the
+        first record start at or after `start` to the first at or after `end` (`end` at or
+        past the stream's end: to its end). Ranges that tile a stream give pieces that tile
+        it at record starts, each record in exactly one piece (as Hadoop's line readers share
+        out the lines of a split file). `known`: a sorted list of record starts of this
+        stream found before; a format that walks the stream (ibm-delimited, lldf) begins at
+        the nearest one below each bound, and the bounds found are added to it."""
+        n = len(data)
+        if not self.can_split() and (start > 0 or end < n):
+            raise ValueError(f"{self.format}: record starts inside a stream are only found "
+                             "with the compiled kernels; read the file whole")
+        known = [0] if known is None else known
+        a = self._start_from(data, int(start), known)
+        if end >= n:
+            return a, n
+        return a, max(a, self._start_from(data, int(end), known))
+
+    def _start_from(self, data, offset: int, known: list) -> int:
+        i = bisect.bisect_right(known, offset) - 1
+        at = self._fmt.record_start(data, offset, self._native, known[i] if i >= 0 else 0)
+        j = bisect.bisect_left(known, at)
+        if at < len(data) and (j == len(known) or known[j] != at):
+            known.insert(j, at)
+        return at
+
+    def read_range(self, path, start: int, end: int, table: str | None = None,
+                   batch_size: int = 65536, columns=None):
+        """read_batches over the piece of a file (memory-mapped) that the byte range
+        start:end stands for (range_bounds): an input of its own, seq and byte offsets count
+        from its first record. How a Spark task reads its share of a big file: no record
+        start is looked for before the task runs. The record starts found are kept per file
+        (path, size, mtime) for this decoder's later ranges of it (a task reading the
+        pieces of a file in order scans its start once)."""
+        data = map_file(path)
+        st = os.stat(path)
+        key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        if key not in self._starts:
+            if len(self._starts) >= 256:
+                self._starts.clear()
+            self._starts[key] = [0]
+        a, b = self.range_bounds(data, start, end, self._starts[key])
+        if a < b:
+            yield from self.read_batches(memoryview(data)[a:b], table, batch_size, columns)
 
 
 def _names(columns):

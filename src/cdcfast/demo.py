@@ -28,7 +28,7 @@ def _formats():
 
 # (format, what it is, file suffix, rows by default), every registered format in registry order
 FORMATS = _formats()
-FILES = 4               # the Spark input: one partition per file
+FILES = 4               # the Spark input: four files (packed into about one partition per core)
 TABLE_WIDTH = 20
 SEED = 1
 # formats whose generate(messages=True) documents lack the newline that ends each in a stream
@@ -239,9 +239,11 @@ def _spark_run(s: Sample, spark, tmp):
     df = spark.read.format("cdcfast").option("format", s.fmt).option("catalog", catalog) \
         .option("table", s.table).load(folder)
     # the warm-up, a full scan (the schema's generated code, the format's kernels loaded in
-    # every Python worker), keeps the first file's (partition's) first two events to show
-    first = df.withColumn("_file", F.spark_partition_id()).orderBy("_file", "seq").limit(2)
-    shown = [r.asDict(recursive=True) for r in first.drop("_file").collect()]
+    # every Python worker), keeps the first file's first two events to show: the first rows
+    # of the first partition, which reads its files in order
+    first = df.withColumn("_part", F.spark_partition_id()) \
+        .withColumn("_row", F.monotonically_increasing_id()).orderBy("_part", "_row").limit(2)
+    shown = [r.asDict(recursive=True) for r in first.drop("_part", "_row").collect()]
     seen = Observation(f"demo-{s.fmt}")
     t = time.perf_counter()
     df.observe(seen, F.count(F.lit(1)).alias("events")).write.format("noop") \

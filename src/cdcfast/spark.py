@@ -8,8 +8,13 @@ Two ways in:
 - **Files**: ``register(spark)`` adds the data source ``cdcfast`` (PySpark's Python Data Source
   API). The executors' Python workers memory-map the files and yield Arrow record batches, so
   the file bytes never pass through the JVM: ``spark.read.format("cdcfast")`` over a file, a
-  folder or a glob (one partition per file; a big file in pieces cut at record starts), and
+  folder or a glob (small files packed into about one partition per core, big files cut
+  into byte ranges whose tasks find their own record starts: cdcfast.spark_files), and
   ``spark.readStream.format("cdcfast")`` over a folder where new files arrive.
+
+Every Spark path refuses to run the slow pure-Python reference decoders in a worker whose
+Python cannot load the compiled kernels (``allow_reference=True`` or
+``CDCFAST_ALLOW_REFERENCE=1`` lets it): see native_check.
 
 Executors rebuild the Decoder from its JSON-serializable config (``Decoder.config()``), once
 per Python worker; nothing is compiled in a task. Schemas are known up front, from the catalog:
@@ -22,18 +27,21 @@ carry-forward and Qlik's metadata lookup reach across its Arrow batches (SPEC §
 from __future__ import annotations
 
 import functools
-import glob as _glob
 import json
 import os
+import re
+import sys
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import native_available
 from .api import Decoder, Projection
 from .formats import get as format_class
+from .spark_files import OPEN_COST, list_files, local_path, plan
 
 __all__ = ["decode", "decode_tables", "map_in_arrow", "pandas_udf", "spark_schema", "register",
-           "DataSourceOptions"]
+           "DataSourceOptions", "native_check", "list_files"]
 
 READ_BATCH_ROWS = 65536         # rows per Arrow batch a data source task yields
 SPLIT_MB = 128                  # files bigger than this are read in pieces of about this size
@@ -66,6 +74,52 @@ def _table_of(dec: Decoder, table):
     if t is None:
         raise ValueError(f"table {table!r} is not in the catalog")
     return t.name
+
+
+# -- the compiled kernels, or a clear refusal ---------------------------------------------------
+ALLOW_REFERENCE_ENV = "CDCFAST_ALLOW_REFERENCE"
+
+
+def reference_allowed(allow_reference=False) -> bool:
+    """Whether a Spark path may run the reference decoders: `allow_reference` (a bool or the
+    text of the data source option) or CDCFAST_ALLOW_REFERENCE set (not "", "0", "false")."""
+    if isinstance(allow_reference, str):
+        allow_reference = _truth("allow_reference", allow_reference)
+    env = os.environ.get(ALLOW_REFERENCE_ENV, "").strip().lower()
+    return bool(allow_reference) or env not in ("", "0", "false", "no")
+
+
+def native_check(allow_reference=False, native: bool | None = None) -> None:
+    """Refuse to decode in a Python whose cdcfast cannot load its compiled kernels (`native`:
+    whether it can; None: `cdcfast.native_available()`), unless reference_allowed: there
+    the package would fall back, warning only in the worker's stderr, to the pure-Python
+    reference decoders, tens of times slower. Runs in every Spark task (data source reads,
+    mapInArrow, pandas_udf) and on the driver when a plan is made; in a task, the error is
+    the task failure the driver reports."""
+    if native is None:
+        native = native_available()
+    if native or reference_allowed(allow_reference):
+        return
+    import socket
+    import cdcfast
+    raise RuntimeError(
+        "cdcfast's compiled kernels do not load in the Python that runs this (host "
+        f"{socket.gethostname()}, Python {sys.executable} {sys.version.split()[0]}, cdcfast "
+        f"from {os.path.dirname(cdcfast.__file__)}), so it would run the slow pure-Python "
+        "reference decoders. A wheel shipped in spark.submit.pyFiles (or any zip) cannot load "
+        "compiled modules: install cdcfast on every executor, or ship a packed virtual "
+        "environment (venv-pack) with spark.archives and point spark.pyspark.python into it "
+        "(docs/spark.md). To run the reference decoders anyway: allow_reference=True (the "
+        "data source's .option(\"allow_reference\", \"true\"), the keyword of cs.decode, "
+        f"cs.decode_tables, cs.map_in_arrow and cs.pandas_udf) or {ALLOW_REFERENCE_ENV}=1 in "
+        "the workers' environment (spark.executorEnv.…)")
+
+
+def _truth(name: str, text) -> bool:
+    low = str(text).strip().lower()
+    if low not in ("1", "true", "yes", "0", "false", "no"):
+        raise ValueError(f"option {name} takes true or false, not {text!r}")
+    return low in ("1", "true", "yes")
 
 
 # -- Arrow types as Spark takes them ----------------------------------------------------------
@@ -136,12 +190,14 @@ def spark_schema(format: str, catalog=None, table: str | None = None, keep=(),
 
 
 # -- a message column: mapInArrow ----------------------------------------------------------------
-def _message_fn(config_json, table, column, keep, target, of_all=False):
+def _message_fn(config_json, table, column, keep, target, of_all=False,
+                allow_reference=False):
     """The function mapInArrow runs: batches of input rows → batches of events (+ keep).
     `of_all`: the output `table` (None: the unattributable records) of decode_tables, not
     decode(table=…), which also holds the unattributable records."""
 
     def fn(batches):
+        native_check(allow_reference)
         # one call over the partition's batches (SPEC §6)
         for batch, got, index in _decoder(config_json).decode_message_batches(
                 batches, table, of_all=of_all, column=column, batch_size=READ_BATCH_ROWS):
@@ -158,20 +214,24 @@ def _message_fn(config_json, table, column, keep, target, of_all=False):
 
 def map_in_arrow(format: str, catalog=None, table: str | None = None, column: str = "value",
                  keep=(), input_schema=None, mode: str = "PERMISSIVE",
-                 time_type: bool | None = None, columns=None, **options):
+                 time_type: bool | None = None, columns=None, allow_reference: bool = False,
+                 **options):
     """(fn, schema) for ``df.mapInArrow(fn, schema)``: each input row's `column` is one
     message; its events come out (only the envelope `columns` when given) with the `keep`
-    input columns appended."""
+    input columns appended. `allow_reference`: run the reference decoders where the kernels
+    do not load (native_check)."""
+    native_check(allow_reference)
     config_json = _config(format, catalog, mode, options, columns)
     dec = _decoder(config_json)
     name = _table_of(dec, table)
     if time_type is None:
         time_type = time_type_enabled()
-    return _mapper(config_json, dec.schema(name), name, column, keep, input_schema, time_type)
+    return _mapper(config_json, dec.schema(name), name, column, keep, input_schema, time_type,
+                   allow_reference=allow_reference)
 
 
 def _mapper(config_json, arrow_schema, table, column, keep, input_schema, time_type,
-            of_all=False):
+            of_all=False, allow_reference=False):
     arrow = _spark_arrow_schema(arrow_schema, time_type)
     schema = _struct_type(arrow)
     for k in keep:
@@ -179,25 +239,30 @@ def _mapper(config_json, arrow_schema, table, column, keep, input_schema, time_t
             raise ValueError("keep=… needs input_schema (the input DataFrame's schema)")
         schema = schema.add(input_schema[k])
     target = _exchange_schema(schema)
-    return _message_fn(config_json, table, column, tuple(keep), target, of_all), schema
+    return _message_fn(config_json, table, column, tuple(keep), target, of_all,
+                       allow_reference), schema
 
 
 def decode(df, format: str, catalog=None, table: str | None = None, column: str = "value",
-           keep=(), mode: str = "PERMISSIVE", columns=None, **options):
+           keep=(), mode: str = "PERMISSIVE", columns=None, allow_reference: bool = False,
+           **options):
     """The events of one table decoded from a DataFrame's message column, as a DataFrame
     (mapInArrow); `columns`: only those envelope columns (SPEC §1: what is not named is not
     built, and Spark converts fewer fields); `keep` input columns are copied onto every
     event of their row."""
     fn, schema = map_in_arrow(format, catalog, table, column, keep, df.schema, mode,
-                              time_type_enabled(df.sparkSession), columns, **options)
+                              time_type_enabled(df.sparkSession), columns,
+                              allow_reference=allow_reference, **options)
     return df.mapInArrow(fn, schema)
 
 
 def decode_tables(df, format: str, catalog=None, column: str = "value", keep=(),
-                  mode: str = "PERMISSIVE", columns=None, **options) -> dict:
+                  mode: str = "PERMISSIVE", columns=None, allow_reference: bool = False,
+                  **options) -> dict:
     """One DataFrame per catalog table; in PERMISSIVE mode also the key None: the records that
     could not be attributed to a table (`_corrupt_record`, `_error`). `columns`: only those
     envelope columns (an image's named table columns: those of each table that has them)."""
+    native_check(allow_reference)
     config_json = _config(format, catalog, mode, options, columns)
     dec = _decoder(config_json)
     if dec.catalog is None:
@@ -211,13 +276,15 @@ def decode_tables(df, format: str, catalog=None, column: str = "value", keep=(),
         arrow = dec.schema(key, strict=False) if key is not None \
             else dec.unattributable_schema()
         fn, schema = _mapper(config_json, arrow, key, column, keep, df.schema,
-                             time_type_enabled(df.sparkSession), of_all=True)
+                             time_type_enabled(df.sparkSession), of_all=True,
+                             allow_reference=allow_reference)
         out[key] = df.mapInArrow(fn, schema)
     return out
 
 
 def pandas_udf(format: str, catalog=None, table: str | None = None, mode: str = "PERMISSIVE",
-               time_type: bool | None = None, columns=None, **options):
+               time_type: bool | None = None, columns=None, allow_reference: bool = False,
+               **options):
     """A pandas UDF: message column → array<envelope struct> (the message's events of the
     table, in order; an empty array for a message without any; `columns`: structs of only
     those envelope columns). An iterator UDF: the messages of a partition are one decoding
@@ -228,6 +295,7 @@ def pandas_udf(format: str, catalog=None, table: str | None = None, mode: str = 
     from pyspark.sql.types import ArrayType
     import pandas as pd
 
+    native_check(allow_reference)
     config_json = _config(format, catalog, mode, options, columns)
     dec = _decoder(config_json)
     name = _table_of(dec, table)
@@ -237,6 +305,7 @@ def pandas_udf(format: str, catalog=None, table: str | None = None, mode: str = 
     arrow = _exchange_schema(element)
 
     def events(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
+        native_check(allow_reference)
         arrays = (pa.array(s, type=pa.binary(), from_pandas=True) for s in batches)
         for messages, got, index in _decoder(config_json).decode_message_batches(
                 arrays, name, batch_size=READ_BATCH_ROWS):
@@ -265,19 +334,27 @@ def _offsets(index, n):
 # -- files: the data source --------------------------------------------------------------------
 class DataSourceOptions:
     """What `.option(...)` carries for the data source: the decoder (format, catalog file or
-    JSON text, mode, format options as text), the table, and the paths."""
+    JSON text, mode, format options as text), the table, the paths and how they are read.
+
+    `planning`: what ``register(spark)`` captured in the user's Python (see Planning): its
+    working folder, against which relative data and catalog paths resolve (the data source
+    itself runs in Python workers whose working folder is the JVM's or an executor's), and
+    the session's partitioning settings."""
 
     RESERVED = ("format", "catalog", "table", "mode", "path", "paths", "batch_rows",
-                "time_type", "split_mb", "columns")
+                "time_type", "split_mb", "partitions", "pathglobfilter",
+                "recursivefilelookup", "allow_reference", "columns")
 
-    def __init__(self, options, time_type: bool = False, schema=None):
+    def __init__(self, options, time_type: bool = False, planning=None, schema=None):
+        planning = planning or Planning()
+        self.planning = planning
         opts = {str(k).lower(): v for k, v in dict(options).items()}
         if "format" not in opts:
             raise ValueError('the cdcfast data source needs .option("format", …)')
         self.format = opts["format"]
         catalog = opts.get("catalog")
         if catalog is not None and not catalog.lstrip().startswith("{"):
-            with open(catalog, encoding="utf-8") as f:
+            with open(local_path(catalog, planning.cwd), encoding="utf-8") as f:
                 catalog = f.read()
         catalog = json.loads(catalog) if catalog is not None else None
         self.mode = opts.get("mode", "PERMISSIVE")
@@ -297,13 +374,35 @@ class DataSourceOptions:
             self.struct = _reorder(self.struct, self.order)
         self.arrow = _exchange_schema(self.struct)
         self.batch_rows = int(opts.get("batch_rows", READ_BATCH_ROWS))
-        self.split_bytes = int(float(opts.get("split_mb", SPLIT_MB)) * (1 << 20))
+        split_mb = opts.get("split_mb")
+        self.split_bytes = int(float(split_mb) * (1 << 20)) if split_mb is not None \
+            else planning.split_bytes
         if self.split_bytes < 1:
             raise ValueError("split_mb must be positive")
+        self.partitions = int(opts["partitions"]) if "partitions" in opts \
+            else planning.partitions
+        if self.partitions < 1:
+            raise ValueError("partitions must be at least 1")
+        self.name_glob = opts.get("pathglobfilter")
+        self.recursive = _truth("recursiveFileLookup", opts.get("recursivefilelookup", "true"))
+        self.allow_reference = _truth("allow_reference", opts.get("allow_reference", "false"))
+        # byte ranges of big files only where this Python's tasks can find record starts,
+        # and, when the reference may run, where the reference can too
+        self.splittable = dec.can_split() and (
+            not reference_allowed(self.allow_reference) or dec.can_split(native=False))
         paths = opts.get("paths")
-        self.paths = json.loads(paths) if paths else ([opts["path"]] if "path" in opts else [])
-        if not self.paths:
+        paths = json.loads(paths) if paths else ([opts["path"]] if "path" in opts else [])
+        if not paths:
             raise ValueError("give the data source a path: .load(path)")
+        self.paths = [local_path(p, planning.cwd) for p in paths]
+
+    def files(self, missing_ok: bool = False) -> list:
+        return list_files(self.paths, missing_ok, self.recursive, self.name_glob)
+
+    def plan(self, files) -> list:
+        """The partitions (lists of pieces, cdcfast.spark_files) reading `files`."""
+        return plan(files, self.split_bytes, self.partitions, self.splittable,
+                    self.planning.open_cost)
 
     def _struct(self, dec: Decoder):
         return _struct_type(_spark_arrow_schema(dec.schema(self.table), self.time_type))
@@ -343,33 +442,57 @@ class DataSourceOptions:
         return dec
 
 
-def list_files(paths, missing_ok: bool = False) -> list:
-    """The files of `paths` (files, folders — their files, recursively, hidden ones and
-    names starting with '_' left out — or globs), sorted, each once. A path or glob that
-    matches nothing is a FileNotFoundError, unless `missing_ok` (a folder stream waiting for
-    its first files)."""
-    out = set()
-    for p in paths:
-        p = os.fspath(p)
-        hits = _glob.glob(p, recursive=True) if _glob.has_magic(p) else \
-            ([p] if os.path.exists(p) else [])
-        if not hits and not missing_ok:
-            raise FileNotFoundError(f"no file matches {p}")
-        for h in hits:
-            if os.path.isdir(h):
-                for root, dirs, files in os.walk(h):
-                    dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
-                    out.update(os.path.join(root, f) for f in files
-                               if not f.startswith((".", "_")))
-            elif os.path.isfile(h):
-                out.add(h)
-    return sorted(out)
+class Planning:
+    """What ``register(spark)`` captures of the user's session for the data source, which
+    runs where neither the user's working folder nor the SparkContext can be seen: `cwd`
+    (relative paths), `partitions` (about one per core: spark.sql.files.minPartitionNum,
+    else spark.sql.leafNodeDefaultParallelism, else the larger of the context's
+    defaultParallelism and the cores the configuration asks for), `split_bytes`
+    (spark.sql.files.maxPartitionBytes, the default of split_mb) and `open_cost`
+    (spark.sql.files.openCostInBytes)."""
+
+    def __init__(self, cwd=None, partitions: int = 2, split_bytes: int = SPLIT_MB << 20,
+                 open_cost: int = OPEN_COST):
+        self.cwd = cwd
+        self.partitions = max(1, int(partitions))
+        self.split_bytes = int(split_bytes)
+        self.open_cost = int(open_cost)
+
+    def key(self):
+        return (self.cwd, self.partitions, self.split_bytes, self.open_cost)
+
+    @classmethod
+    def of(cls, spark) -> "Planning":
+        def conf(name):
+            try:
+                v = spark.conf.get(name, None)
+            except Exception:           # noqa: BLE001 (a key this Spark does not know)
+                return None
+            return None if v in (None, "") else str(v)
+
+        partitions = conf("spark.sql.files.minPartitionNum") \
+            or conf("spark.sql.leafNodeDefaultParallelism")
+        if partitions is None:
+            partitions = _session_cores(spark, conf)
+        split = conf("spark.sql.files.maxPartitionBytes")
+        cost = conf("spark.sql.files.openCostInBytes")
+        return cls(os.getcwd(), int(partitions),
+                   _bytes(split) if split else SPLIT_MB << 20,
+                   _bytes(cost) if cost else OPEN_COST)
 
 
-def file_pieces(config_json: str, path: str, split_bytes: int) -> list:
-    """(path, start, end) pieces of a file: the whole file, or for a file bigger than
-    split_bytes, pieces cut at record starts where the format's framing can find them."""
-    return [(path, a, b) for a, b in _decoder(config_json).file_pieces(path, split_bytes)]
+def _session_cores(spark, conf) -> int:
+    """About how many cores the session's executors have: the context's defaultParallelism
+    (on a cluster, the cores registered so far, at least 2) or, when larger, what the
+    configuration asks for (spark.cores.max; spark.executor.instances × executor cores)."""
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:                   # noqa: BLE001 (Spark Connect: no SparkContext)
+        cores = int(conf("spark.default.parallelism") or 2)
+    asked = conf("spark.cores.max")
+    if asked is None and conf("spark.executor.instances"):
+        asked = int(conf("spark.executor.instances")) * int(conf("spark.executor.cores") or 1)
+    return max(cores, int(asked or 0))
 
 
 def _reorder(struct, order):
@@ -429,34 +552,45 @@ def _filter_mask(batch: pa.RecordBatch, filters):
     return mask
 
 
-def _read_piece(config_json: str, table: str, piece, batch_rows: int, target: pa.Schema,
-                filters=()):
-    """One piece's events of `table`, batch by batch (the file is memory-mapped; a piece is
-    an input of its own: seq and byte offsets count from its start), as `target` orders
-    them, less the rows the pushed `filters` reject (read with the columns they test, then
-    left out)."""
-    path, start, end = piece
-    names = target.names
-    dec = _decoder(config_json)
+def _bytes(text: str) -> int:
+    """A Spark byte size: "4194304", "4m", "128MB", "1g" …"""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)i?b?\s*", str(text).lower())
+    if not m:
+        raise ValueError(f"not a byte size: {text!r}")
+    return int(m.group(1)) << (10 * " kmgtp".index(m.group(2) or " "))
+
+
+def _read_pieces(o: DataSourceOptions, partition, filters=()):
+    """A partition's events, piece by piece in order: each piece (path, start, end, size) is
+    an input of its own, read from its first record start at or after `start` to the first
+    at or after `end` (Decoder.read_range: the task finds them; a whole file when start is 0
+    and end its size); seq and byte offsets count from that first record. Rows the pushed
+    `filters` reject are left out (read with the columns they test, then dropped)."""
+    native_check(o.allow_reference)
+    dec = _decoder(o.config_json)
+    names = o.arrow.names
     columns = None
     need = sorted({f[0] for f in filters})
     if need and dec.columns is not None and not set(need) <= set(dec.columns):
         columns = list(dec.columns) + [c for c in need if c not in dec.columns]
-    for batch in dec.read_piece(path, start, end, table, batch_rows, columns=columns):
-        if filters:
-            batch = batch.filter(_filter_mask(batch, filters))
-            if not batch.num_rows:
-                continue
-        if batch.schema.names != names:
-            batch = batch.select(names)
-        yield _to_spark(batch, target)
+    for path, start, end, size in getattr(partition, "pieces", None) or ():
+        for batch in dec.read_range(path, start, end if end < size else 1 << 62, o.table,
+                                    o.batch_rows, columns):
+            if filters:
+                batch = batch.filter(_filter_mask(batch, filters))
+                if not batch.num_rows:
+                    continue
+            if batch.schema.names != names:
+                batch = batch.select(names)
+            yield _to_spark(batch, o.arrow)
 
 
-def _source_classes(time_type: bool, push_filters: bool = False):
+def _source_classes(time_type: bool, planning: Planning, push_filters: bool = False):
     """The data source classes (built on first use: pyspark is an optional dependency).
     `time_type`: the default of the option of that name (TIME columns as Spark TIME);
-    `push_filters`: the batch reader takes the filters it can apply (pushFilters; Spark
-    refuses a reader that has the method unless spark.sql.python.filterPushdown.enabled)."""
+    `planning`: what register() captured of the user's session; `push_filters`: the batch
+    reader takes the filters it can apply (pushFilters; Spark refuses a reader that has the
+    method unless spark.sql.python.filterPushdown.enabled)."""
     from pyspark.sql.datasource import (DataSource, DataSourceReader, DataSourceStreamReader,
                                         InputPartition)
     try:
@@ -465,33 +599,33 @@ def _source_classes(time_type: bool, push_filters: bool = False):
         SupportsTriggerAvailableNow = object
 
     class FilePartition(InputPartition):
-        def __init__(self, piece):
-            super().__init__(piece)
-            self.piece = piece
+        """Pieces of files, read one after the other by one task."""
 
-    def pieces(opts, files):
-        return [FilePartition(p) for f in files
-                for p in file_pieces(opts.config_json, f, opts.split_bytes)]
+        def __init__(self, pieces):
+            super().__init__(pieces)
+            self.pieces = pieces
+
+    def partitions(opts, files):
+        return [FilePartition(p) for p in opts.plan(files)]
 
     class Reader(DataSourceReader):
         def __init__(self, opts: DataSourceOptions):
             self.opts = opts
-            self.files = list_files(opts.paths)
+            self.files = opts.files()
             self.filters = []       # (column, operator, value) applied in read()
 
         def partitions(self):
-            # one per file, or per piece of a big file cut at record starts
-            return pieces(self.opts, self.files)
+            # small files packed into about one partition per core, big ones cut into byte
+            # ranges (cdcfast.spark_files.plan): no file byte is read here
+            return partitions(self.opts, self.files)
 
         def read(self, partition):
-            o = self.opts
-            return _read_piece(o.config_json, o.table, partition.piece, o.batch_rows, o.arrow,
-                               tuple(self.filters))
+            return _read_pieces(self.opts, partition, tuple(self.filters))
 
     class PushingReader(Reader):
         """A Reader that applies the filters `pushed_filter` knows (Spark trusts them and
         does not evaluate them again); a `table` or `schema` equality no row of this table
-        can meet leaves it with no partition to read."""
+        can meet leaves it with no partition to read (Spark then runs one task with none)."""
 
         def pushFilters(self, filters):
             for f in filters:
@@ -508,13 +642,8 @@ def _source_classes(time_type: bool, push_filters: bool = False):
                     have = (name if col == "table" else owner).upper()
                     values = [value] if op == "==" else list(value)
                     if have not in (v.upper() for v in values):
-                        return []       # (Spark then runs one task with no piece)
+                        return []
             return super().partitions()
-
-        def read(self, partition):
-            if getattr(partition, "piece", None) is None:
-                return iter(())
-            return super().read(partition)
 
     class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """New files in a folder. A file is new when its (ctime, path) passes the last
@@ -522,12 +651,11 @@ def _source_classes(time_type: bool, push_filters: bool = False):
 
         def __init__(self, opts: DataSourceOptions):
             self.opts = opts
-            self.paths = opts.paths
             self.target = None
 
         def _files(self):
             keyed = []
-            for f in list_files(self.paths, missing_ok=True):
+            for f in self.opts.files(missing_ok=True):
                 try:
                     keyed.append((os.stat(f).st_ctime_ns, f))
                 except FileNotFoundError:
@@ -553,11 +681,10 @@ def _source_classes(time_type: bool, push_filters: bool = False):
         def partitions(self, start, end):
             lo = (start["ctime_ns"], start["path"])
             hi = (end["ctime_ns"], end["path"])
-            return pieces(self.opts, [k[1] for k in self._files() if lo < k <= hi])
+            return partitions(self.opts, [k[1] for k in self._files() if lo < k <= hi])
 
         def read(self, partition):
-            o = self.opts
-            return _read_piece(o.config_json, o.table, partition.piece, o.batch_rows, o.arrow)
+            return _read_pieces(self.opts, partition)
 
         def commit(self, end):
             pass
@@ -571,24 +698,33 @@ def _source_classes(time_type: bool, push_filters: bool = False):
             return "cdcfast"
 
         def _opts(self, schema=None):
-            return DataSourceOptions(self.options, time_type, schema)
+            return DataSourceOptions(self.options, time_type, planning, schema)
 
         def schema(self):
             return self._opts().struct
 
         def reader(self, schema):
-            return (PushingReader if push_filters else Reader)(self._opts(schema))
+            opts = self._opts(schema)
+            native_check(opts.allow_reference)          # the driver, at plan time
+            return (PushingReader if push_filters else Reader)(opts)
 
         def streamReader(self, schema):
-            return StreamReader(self._opts(schema))
+            opts = self._opts(schema)
+            native_check(opts.allow_reference)
+            return StreamReader(opts)
 
     return CdcfastDataSource
 
 
-@functools.lru_cache(maxsize=4)
-def data_source(time_type: bool = False, push_filters: bool = False):
+@functools.lru_cache(maxsize=8)
+def _data_source(time_type: bool, planning_key: tuple, push_filters: bool):
+    return _source_classes(time_type, Planning(*planning_key), push_filters)
+
+
+def data_source(time_type: bool = False, planning: Planning | None = None,
+                push_filters: bool = False):
     """The DataSource class registered as "cdcfast"."""
-    return _source_classes(time_type, push_filters)
+    return _data_source(time_type, (planning or Planning()).key(), push_filters)
 
 
 def filter_pushdown_enabled(spark) -> bool:
@@ -601,10 +737,17 @@ def filter_pushdown_enabled(spark) -> bool:
 def register(spark) -> None:
     """Make ``spark.read.format("cdcfast")`` and ``spark.readStream.format("cdcfast")``
     available in this session (TIME columns as the session allows: time_type_enabled).
+
+    The registered class carries what the data source cannot see where it runs (Planning):
+    this process's working folder — relative data and catalog paths resolve against it, so
+    after an ``os.chdir`` call register again — and the session's core count and file
+    settings, which size the partitions: on a cluster whose executors are still joining,
+    register once they are up (or give ``.option("partitions", N)``).
+
     Where the session enables spark.sql.python.filterPushdown.enabled (set it before this
     call), batch reads apply equality and IN filters on `table`, `schema`, `op` and ranges
     of `commit_ts` themselves, before Spark receives the rows."""
-    spark.dataSource.register(data_source(time_type_enabled(spark),
+    spark.dataSource.register(data_source(time_type_enabled(spark), Planning.of(spark),
                                           filter_pushdown_enabled(spark)))
 
 

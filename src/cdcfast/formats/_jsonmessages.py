@@ -146,19 +146,28 @@ def find(data, sub: bytes, start: int) -> int:
     return -1
 
 
+def record_start(data, offset: int) -> int:
+    """The first place at or after `offset` where a stream can be cut: a line start that
+    opens an object (a newline then `{`), which never falls inside a document
+    (docs/debezium.md, "Inputs and framing"); len(data) when there is none, 0 for 0."""
+    if offset <= 0:
+        return 0
+    at = find(data, b"\n{", offset - 1)
+    return len(data) if at < 0 else at + 1
+
+
 def split_points(data, step: int) -> list:
-    """Offsets where a stream can be cut, about `step` bytes apart, 0 and len(data) included:
-    line starts that open an object (a newline then `{`), which never fall inside a
-    document (docs/debezium.md, "Inputs and framing")."""
+    """Offsets where a stream can be cut, 0 and len(data) included: the first object line
+    start (record_start) at or after each multiple of `step`."""
     n = len(data)
     step = max(1, int(step))
     cuts = [0]
     target = step
     while target < n:
-        at = find(data, b"\n{", target - 1)
-        if at < 0:
+        at = record_start(data, target)
+        if at >= n:
             break
-        cuts.append(at + 1)
-        target = at + 1 + step
+        cuts.append(at)
+        target = (at // step + 1) * step
     cuts.append(n)
     return cuts

@@ -324,7 +324,49 @@ class Format:
         wants it delivered (lldf's order="commit" sorts it); as is by default."""
         return table
 
+    def can_split(self, native: bool) -> bool:
+        """Whether record_start can find record starts (with or without the kernels)."""
+        return False
+
+    def record_start(self, data, offset: int, native: bool, known: int = 0) -> int:
+        """The first record start at or after `offset` in a stream (bytes-like, e.g. a
+        memory-mapped file), len(data) when there is none: where a piece of the stream that
+        begins or ends at byte `offset` begins or ends (a Spark task that reads bytes a:b of
+        a file reads record_start(a) to record_start(b), so neighbouring tasks agree). 0 for
+        offset 0. `known`: a record start at or before `offset` from which a format that
+        must walk the stream may begin (0: the stream's start). Formats that cannot tell
+        (can_split false) answer 0 or len(data) only."""
+        n = len(data)
+        if offset <= 0:
+            return 0
+        if offset >= n or not self.can_split(native):
+            return n
+        known = min(max(0, known), offset)
+        if known == offset:
+            return offset
+        return self.find_record_start(data, offset, native, known)
+
+    def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
+        """record_start for 0 < offset < len(data), known <= offset a record start."""
+        raise NotImplementedError
+
     def split_points(self, data, step: int, native: bool) -> list:
-        """Offsets where a stream can be cut into inputs of their own, about `step` bytes
-        apart, 0 and len(data) included; [0, len(data)] where the framing cannot tell."""
-        return [0, len(data)]
+        """Offsets where a stream can be cut into inputs of their own, 0 and len(data)
+        included: the first record start at or after each multiple of `step` (record_start;
+        a multiple that falls in the same record as an earlier one adds no cut), so these
+        are exactly the pieces Spark's tasks find over byte ranges of `step` bytes;
+        [0, len(data)] where the framing cannot tell."""
+        n = len(data)
+        step = max(1, int(step))
+        if n <= step or not self.can_split(native):
+            return [0, n]
+        cuts = [0]
+        target = step
+        while target < n:
+            at = self.record_start(data, target, native, cuts[-1])
+            if at >= n:
+                break
+            cuts.append(at)
+            target = (at // step + 1) * step
+        cuts.append(n)
+        return cuts

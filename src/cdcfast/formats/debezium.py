@@ -24,7 +24,8 @@ from ._debezium_codes import (EN_B64 as B64, EN_B64DEC as B64DEC, EN_DAYS as DAY
                               EN_JSONTEXT as JSONTEXT, EN_MS as MS, EN_NS as NS,
                               EN_PLAIN as PLAIN, EN_US as US, EN_VSD as VSD,
                               EN_ZONED as ZONED)
-from ._jsonmessages import LCol, Layout, documents, int_or_none, split_points
+from ._jsonmessages import (LCol, Layout, documents, int_or_none, record_start,
+                             split_points)
 from .base import Format
 
 SOURCE = pa.struct([
@@ -247,6 +248,12 @@ class Debezium(Format):
         return {fs["field"]: field_encoding(fs)[:2] for fs in fields}
 
     # -- decoding --------------------------------------------------------------------------
+    def can_split(self, native: bool) -> bool:
+        return True                 # a byte search: no kernel needed
+
+    def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
+        return record_start(data, offset)
+
     def split_points(self, data, step: int, native: bool) -> list:
         if len(data) <= step:
             return [0, len(data)]

@@ -157,13 +157,35 @@ class IbmDelimited(Format):
         return fname, f"{self.show(raw)} is not {what}"
 
     # -- decoding --------------------------------------------------------------------------
-    def split_points(self, data, step: int, native: bool) -> list:
-        """Record starts about `step` bytes apart, found by splitting every record (a record
-        delimiter inside a string is data); the whole stream without the native kernel."""
-        if not native or len(data) <= step:
-            return [0, len(data)]
+    # record starts are found by splitting every record from a known record start, as the
+    # decoder does (a record delimiter inside a string is data): no offset can be resynced
+    # on its own. A coarse pass of the kernel over [known, offset) finds the last record
+    # start about START_STEP bytes before `offset`, then a pass over a window from there
+    # reports every record start.
+    START_STEP = 1 << 18
+
+    def can_split(self, native: bool) -> bool:
+        return native               # only the kernel splits records fast enough
+
+    def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
         from .. import _ibm
-        return _ibm.record_starts(data, self.delims, step)
+        n = len(data)
+        mv = memoryview(data)
+        q = known
+        if offset - q > 2 * self.START_STEP:
+            # [0, starts…, len]: every element but the last is a record start
+            q += _ibm.record_starts(mv[q:offset], self.delims, self.START_STEP)[-2]
+        width = offset - q + (1 << 16)
+        while True:
+            end = min(n, q + width)
+            # step 1: every record start of the window (those before its end are the same
+            # as in the whole stream: the split of a record never looks past it)
+            for s in _ibm.record_starts(mv[q:end], self.delims, 1)[1:-1]:
+                if q + s >= offset:
+                    return q + s
+            if end >= n:
+                return n
+            width *= 4
 
     def text(self, raw: bytes) -> str:
         """Owner/table names as text (lenient: they only name things)."""

@@ -428,9 +428,42 @@ class Lldf(Format):
     def split_points(self, data, step: int, native: bool) -> list:
         if len(data) <= step:
             return [0, len(data)]
-        framing = FRAMINGS[int(message_framings(self.options["framing"], data,
-                                                [0, len(data)])[0])]
+        return self._record_starts(native)(data, self._framing(data), step)
+
+    def _framing(self, data) -> str:
+        """The framing of a whole stream ("auto" resolved on the stream's start)."""
+        return FRAMINGS[int(message_framings(self.options["framing"], data,
+                                             [0, len(data)])[0])]
+
+    @staticmethod
+    def _record_starts(native: bool):
         if native:
             from .. import _lldf_frame
-            return _lldf_frame.record_starts(data, framing, step)
-        return resolve("cdcfast.reference.lldf:record_starts")(data, framing, step)
+            return _lldf_frame.record_starts
+        return resolve("cdcfast.reference.lldf:record_starts")
+
+    def can_split(self, native: bool) -> bool:
+        return True                 # the reference walks the framing too, only slower
+
+    def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
+        """The first cut of record_starts(step=offset): the first record (vb: block) start
+        at or past `offset` that does not continue a segmented record, found by walking the
+        length-chained framing from the stream's start or the cut `known` (a length field
+        cannot be told from data without it) over a window past `offset`, widened until a
+        cut is found; len(data) when there is none (also past a span the framing cannot
+        frame)."""
+        n = len(data)
+        framing = self._framing(data)
+        walk = self._record_starts(native)
+        mv = memoryview(data)
+        width = 1 << 16
+        while True:
+            end = min(n, offset + width)
+            # from `known` (a cut: the walk from it is the same chain): [0, cut, …, end] or
+            # [0, end]; cuts before `end` are those of the whole stream
+            cuts = walk(mv[known:end], framing, offset - known)
+            if len(cuts) > 2 and cuts[1] < end - known:
+                return known + cuts[1]
+            if end >= n:
+                return n
+            width *= 4

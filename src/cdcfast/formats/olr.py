@@ -17,7 +17,7 @@ import re
 import pyarrow as pa
 
 from ..catalog import DATE32, STRING, TIMESTAMP, Catalog, Column, ColumnType, Table, parse_type
-from ._jsonmessages import LCol, Layout, documents, split_points
+from ._jsonmessages import LCol, Layout, documents, record_start, split_points
 from .base import Format, grown_table
 
 SOURCE = pa.struct([
@@ -196,6 +196,12 @@ class Olr(Format):
     # -- decoding --------------------------------------------------------------------------
     def table_of(self, batches):
         return grown_table(batches)
+
+    def can_split(self, native: bool) -> bool:
+        return True                 # a byte search: no kernel needed
+
+    def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
+        return record_start(data, offset)
 
     def split_points(self, data, step: int, native: bool) -> list:
         if len(data) <= step:

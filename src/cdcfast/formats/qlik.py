@@ -15,7 +15,8 @@ import pyarrow as pa
 
 from ..catalog import STRING, Catalog, Column, ColumnType, Table, parse_type
 from ..errors import show_value
-from ._jsonmessages import LCol, Layout, documents, int_or_none, split_points, utf8_text
+from ._jsonmessages import (LCol, Layout, documents, int_or_none, record_start,
+                             split_points, utf8_text)
 from .base import Format
 
 SOURCE = pa.struct([
@@ -134,6 +135,12 @@ class Qlik(Format):
             return pa.Table.from_batches(batches)
         return pa.concat_tables([pa.Table.from_batches([b]) for b in batches],
                                 promote_options="permissive")
+
+    def can_split(self, native: bool) -> bool:
+        return True                 # a byte search: no kernel needed
+
+    def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
+        return record_start(data, offset)
 
     def split_points(self, data, step: int, native: bool) -> list:
         if len(data) <= step:
