@@ -81,17 +81,21 @@ def _predecoded_source():
     from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
     class Reader(DataSourceReader):
-        def __init__(self, paths):
+        def __init__(self, paths, options):
             self.paths = paths
+            self.options = options
 
         def partitions(self):
-            return [InputPartition(p) for p in self.paths]
+            # as many partitions as the cdcfast data source packs the same files into
+            n = max(1, int(self.options.get("partitions", len(self.paths))))
+            return [InputPartition(self.paths[i::n]) for i in range(min(n, len(self.paths)))]
 
         def read(self, partition):
             import pyarrow as pa
-            r = pa.ipc.open_file(partition.value)
-            for i in range(r.num_record_batches):
-                yield r.get_batch(i)
+            for path in partition.value:
+                r = pa.ipc.open_file(path)
+                for i in range(r.num_record_batches):
+                    yield r.get_batch(i)
 
     class PreDecoded(DataSource):
         @classmethod
@@ -108,7 +112,7 @@ def _predecoded_source():
 
         def reader(self, schema):
             import json
-            return Reader(json.loads(self.options["paths"]))
+            return Reader(json.loads(self.options["paths"]), dict(self.options))
 
     return PreDecoded
 
@@ -183,7 +187,7 @@ def run(case, repeat: int = 3, cores: int = 2, echo=print) -> dict:
             _write_ipc(ipcs[-1], events)
         spark.dataSource.register(_predecoded_source())
         predecoded = spark.read.format("cdcfast_predecoded").option("paths", json.dumps(ipcs)) \
-            .load()
+            .option("partitions", source.rdd.getNumPartitions()).load()
         canned_path = ipcs[0]
 
         def canned(batches):
