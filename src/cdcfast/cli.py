@@ -648,7 +648,8 @@ def _bench(args) -> int:
     from . import bench
     results = bench.run(args.format, size_mb=args.size, repeat=args.repeat,
                         reference_mb=args.reference_size, table_width=args.table_width,
-                        extras=not args.quick, spark=args.spark)
+                        extras=not args.quick, spark=args.spark or args.spark_cluster,
+                        spark_cluster=args.spark_cluster)
     if args.json:
         with open(args.json, "w") as f:
             f.write(bench.dumps(results))
@@ -759,6 +760,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--spark", action="store_true",
                    help="add Spark on local[2]: from_csv + casts, cdcfast via mapInArrow and "
                    "its data source, and the identity mapInArrow (the transfer floor)")
+    b.add_argument("--spark-cluster", action="store_true",
+                   help="--spark, then the same on a standalone cluster of two 1-core workers "
+                   "started on loopback, with and without the executors' Arrow checks")
     b.set_defaults(run=_bench)
 
     d = sub.add_parser("demo", parents=[common],

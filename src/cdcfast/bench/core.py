@@ -219,7 +219,7 @@ def batches_memory(case: Case, gb: float = 2.0) -> tuple[int, int, int]:
 # -- the report ------------------------------------------------------------------------------------
 def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
         reference_mb: float = 5, table_width: int = 20, extras: bool = True,
-        spark: bool = False, echo=print) -> dict:
+        spark: bool = False, echo=print, spark_cluster: bool = False) -> dict:
     echo(f"generating {size_mb:g} MB of {format} ({table_width} columns)…")
     case = make_case(format, size_mb, table_width)
     small = make_case(format, min(reference_mb, size_mb), table_width)
@@ -286,7 +286,8 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
     echo(report(results))
     if spark:
         from . import spark as bench_spark
-        results["spark"] = bench_spark.run(case, repeat=max(1, min(repeat, 3)), echo=echo)
+        results["spark"] = bench_spark.run(case, repeat=max(1, min(repeat, 3)), echo=echo,
+                                           cluster=spark_cluster)
     return results
 
 

@@ -125,18 +125,21 @@ def _write_ipc(path, table):
                 w.write_batch(b)
 
 
-def run(case, repeat: int = 3, cores: int = 2, echo=print) -> dict:
-    """The four contenders on `case` (bench.Case) through local[`cores`] Spark."""
-    from pyspark.sql import functions as F
+# the Arrow checks Spark's JVM makes on every value it reads (docs/spark.md, "JVM options")
+ARROW_UNCHECKED = ("-Darrow.enable_unsafe_memory_access=true "
+                   "-Darrow.enable_null_check_for_get=false")
+
+
+def run(case, repeat: int = 3, cores: int = 2, echo=print, cluster: bool = False) -> dict:
+    """The contenders on `case` (bench.Case) through local[`cores`] Spark; with `cluster`,
+    again on a standalone cluster of two 1-core workers on loopback (cdcfast.spark_cluster),
+    with Spark's defaults and with the executors' Arrow checks off (ARROW_UNCHECKED)."""
     from pyspark.sql import SparkSession
 
     from .. import spark as cs
     from ..encode import generate
-    from ._timing import best_times
 
     active = SparkSession.getActiveSession()
-    spark = cs.local_session(str(cores), app="cdcfast-bench")   # loopback only, quiet
-    cs.register(spark)
     # the same table and rows, but no record delimiter inside a string: read.text (the first
     # two contenders' input) splits lines at every one
     msgs, _ = generate(case.format, rows=case.rows, table_width=len(case.catalog.get(
@@ -151,83 +154,142 @@ def run(case, repeat: int = 3, cores: int = 2, echo=print) -> dict:
         cat_file = os.path.join(tmp, "catalog.json")
         case.catalog.save(cat_file)
         size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+        spark = cs.local_session(str(cores), app="cdcfast-bench")   # loopback only, quiet
+        times, rows = _measure(spark, case, folder, cat_file, tmp, repeat)
+        out = _result(times, size, rows, f"local[{cores}]", cores)
+        echo(report(out))
+        if cluster:
+            out["cluster"] = []
+            if active is None:
+                spark.stop()
+            from ..spark_cluster import standalone_cluster
+            with standalone_cluster(workers=2, cores=1, memory="2g") as c:
+                for label, opts in (("standalone, 2 workers x 1 core", ""),
+                                    ("standalone, 2 workers x 1 core, Arrow checks off",
+                                     ARROW_UNCHECKED)):
+                    s = _cluster_session(c.master, opts)
+                    try:
+                        t, n = _measure(s, case, folder, cat_file, tmp, repeat)
+                    finally:
+                        s.stop()
+                    got = _result(t, size, n, label, 2)
+                    echo(report(got))
+                    out["cluster"].append(got)
+    if active is None and not cluster:
+        spark.stop()
+    return out
 
-        lines = spark.read.text(folder)
-        ddl, exprs = spark_sql_plan(case.catalog, case.table)
-        # Db2 doubles a quote inside a string; a malformed value becomes null (try_…), as
-        # cdcfast's PERMISSIVE mode keeps the row
-        from_csv = lines.select(F.from_csv("value", ddl, {"escape": '"'}).alias("r")) \
-            .selectExpr(*exprs)
-        mapped = cs.decode(lines, format=case.format, catalog=case.catalog, table=case.table)
-        source = spark.read.format("cdcfast").option("format", case.format) \
-            .option("catalog", cat_file).option("table", case.table).load(folder)
-        # the same, projected (SPEC §1 columns=): Spark converts a fifth of the leaves
-        mapped_p = cs.decode(lines, format=case.format, catalog=case.catalog,
-                             table=case.table, columns=PROJECTION)
-        source_p = spark.read.format("cdcfast").option("format", case.format) \
-            .option("catalog", cat_file).option("table", case.table) \
-            .option("columns", PROJECTION).load(folder)
 
-        def identity(batches):
-            yield from batches
+def _result(times, size, rows, where, cores) -> dict:
+    return {"input_mb": round(size / 1e6, 1), "files": FILES, "cores": cores, "rows": rows,
+            "where": where,
+            "tools": {k: {"mb_s": size / 1e6 / t, "rows_s": rows / t} for k, t in times.items()}}
 
-        floor = lines.mapInArrow(identity, lines.schema)
 
-        # the envelope decoded beforehand, in Spark's exchange types: per file, and one batch
-        # to answer any batch of lines with
-        import json
+def _cluster_session(master: str, executor_java: str):
+    """A session on the standalone cluster (driver on loopback, one 1-core executor per
+    worker)."""
+    import sys
 
-        import cdcfast
-        target = cs._exchange_schema(source.schema)
-        ipcs = []
-        for name in sorted(os.listdir(folder)):
+    from pyspark.sql import SparkSession
+
+    from ..spark import LOOPBACK
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    b = SparkSession.builder.master(master).appName("cdcfast-bench-cluster")
+    conf = {"spark.driver.bindAddress": LOOPBACK, "spark.driver.host": LOOPBACK,
+            "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+            "spark.sql.session.timeZone": "UTC", "spark.executor.cores": "1",
+            "spark.executor.memory": "1500m", "spark.cores.max": "2"}
+    if executor_java:
+        conf["spark.executor.extraJavaOptions"] = executor_java
+    for k, v in conf.items():
+        b = b.config(k, v)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _measure(spark, case, folder, cat_file, tmp, repeat):
+    """Best times of every contender on `spark` over the files of `folder`, and the rows."""
+    import json
+
+    from pyspark.sql import functions as F
+
+    import cdcfast
+
+    from .. import spark as cs
+    from ._timing import best_times
+
+    cs.register(spark)
+    lines = spark.read.text(folder)
+    ddl, exprs = spark_sql_plan(case.catalog, case.table)
+    # Db2 doubles a quote inside a string; a malformed value becomes null (try_…), as
+    # cdcfast's PERMISSIVE mode keeps the row
+    from_csv = lines.select(F.from_csv("value", ddl, {"escape": '"'}).alias("r")) \
+        .selectExpr(*exprs)
+    mapped = cs.decode(lines, format=case.format, catalog=case.catalog, table=case.table)
+    source = spark.read.format("cdcfast").option("format", case.format) \
+        .option("catalog", cat_file).option("table", case.table).load(folder)
+    # the same, projected (SPEC §1 columns=): Spark converts a fifth of the leaves
+    mapped_p = cs.decode(lines, format=case.format, catalog=case.catalog,
+                         table=case.table, columns=PROJECTION)
+    source_p = spark.read.format("cdcfast").option("format", case.format) \
+        .option("catalog", cat_file).option("table", case.table) \
+        .option("columns", PROJECTION).load(folder)
+
+    def identity(batches):
+        yield from batches
+
+    floor = lines.mapInArrow(identity, lines.schema)
+
+    # the envelope decoded beforehand, in Spark's exchange types: per file, and one batch
+    # to answer any batch of lines with
+    target = cs._exchange_schema(source.schema)
+    ipcs = []
+    for name in sorted(os.listdir(folder)):
+        ipc = os.path.join(tmp, name + ".arrow")
+        if not os.path.exists(ipc):
             events = cdcfast.decode(os.path.join(folder, name), format=case.format,
                                     catalog=case.catalog, table=case.table).cast(target)
-            ipcs.append(os.path.join(tmp, name + ".arrow"))
-            _write_ipc(ipcs[-1], events)
-        spark.dataSource.register(_predecoded_source())
-        predecoded = spark.read.format("cdcfast_predecoded").option("paths", json.dumps(ipcs)) \
-            .option("partitions", source.rdd.getNumPartitions()).load()
-        canned_path = ipcs[0]
+            _write_ipc(ipc, events)
+        ipcs.append(ipc)
+    spark.dataSource.register(_predecoded_source())
+    predecoded = spark.read.format("cdcfast_predecoded").option("paths", json.dumps(ipcs)) \
+        .option("partitions", source.rdd.getNumPartitions()).load()
+    canned_path = ipcs[0]
 
-        def canned(batches):
-            import pyarrow as pa
-            t = pa.ipc.open_file(canned_path).read_all().combine_chunks()
-            for b in batches:
-                n, at = b.num_rows, 0
-                while at < n:
-                    k = min(n - at, t.num_rows)
-                    yield from t.slice(0, k).to_batches()
-                    at += k
+    def canned(batches):
+        import pyarrow as pa
+        t = pa.ipc.open_file(canned_path).read_all().combine_chunks()
+        for b in batches:
+            n, at = b.num_rows, 0
+            while at < n:
+                k = min(n - at, t.num_rows)
+                yield from t.slice(0, k).to_batches()
+                at += k
 
-        canned_frame = lines.mapInArrow(canned, source.schema)
+    canned_frame = lines.mapInArrow(canned, source.schema)
 
-        def noop(df):
-            return lambda: df.write.format("noop").mode("overwrite").save()
+    def noop(df):
+        return lambda: df.write.format("noop").mode("overwrite").save()
 
-        tools = {FROM_CSV: noop(from_csv),
-                 MAPPED: noop(mapped),
-                 SOURCE: noop(source),
-                 MAPPED_P: noop(mapped_p),
-                 SOURCE_P: noop(source_p),
-                 IDENTITY: noop(floor),
-                 "mapInArrow answering pre-decoded events": noop(canned_frame),
-                 "data source of pre-decoded events": noop(predecoded)}
-        times = best_times(tools, repeat)
-        rows = source.count()
-    if active is None:
-        spark.stop()
-    out = {"input_mb": round(size / 1e6, 1), "files": FILES, "cores": cores, "rows": rows,
-           "tools": {k: {"mb_s": size / 1e6 / t, "rows_s": rows / t} for k, t in times.items()}}
-    echo(report(out))
-    return out
+    tools = {FROM_CSV: noop(from_csv),
+             MAPPED: noop(mapped),
+             SOURCE: noop(source),
+             MAPPED_P: noop(mapped_p),
+             SOURCE_P: noop(source_p),
+             IDENTITY: noop(floor),
+             "mapInArrow answering pre-decoded events": noop(canned_frame),
+             "data source of pre-decoded events": noop(predecoded)}
+    return best_times(tools, repeat), source.count()
 
 
 def report(res: dict) -> str:
     t = res["tools"]
     W = max(38, max(len(k) for k in t) + 2)
     base = t[FROM_CSV]["mb_s"]
-    lines = [f"Spark (local[{res['cores']}], {res['input_mb']} MB in {res['files']} files, "
+    where = res.get("where", f"local[{res['cores']}]")
+    lines = [f"Spark ({where}, {res['input_mb']} MB in {res['files']} files, "
              f"{res['rows']:,} rows, best of interleaved runs)",
              f"{'tool':<{W}}{'MB/s':>10}{'rows/s':>14}{'vs from_csv':>13}", "-" * (W + 37)]
     for name, r in t.items():
