@@ -11,7 +11,7 @@ text to `out` + ".error" instead, and the next job runs. The jobs:
 
 - {"kind": "source", format, catalog, table, path, out}: spark.read.format("cdcfast")
 - {"kind": "decode", format, catalog, table, messages, partitions, out}: cs.decode with
-  keep=["offset"] over an Arrow IPC file of (value binary, offset long)
+  keep=["offset"] over a Parquet file of (value binary, offset long)
 - {"kind": "pandas_udf", ... as decode}: offset and cs.pandas_udf's array of events
 - {"kind": "stream", format, catalog, table, folder, sink, checkpoint, out, trigger}:
   readStream.format("cdcfast") into Parquet with a checkpoint; trigger "availableNow" (then
@@ -66,12 +66,9 @@ def probe(spark, job):
 
 
 def messages_df(spark, job):
-    import pyarrow as pa
-    with pa.memory_map(job["messages"]) as f:
-        table = pa.ipc.open_file(f).read_all()
-    rows = list(zip(table.column("value").to_pylist(), table.column("offset").to_pylist()))
-    df = spark.createDataFrame(rows, "value binary, offset long")
-    return df.repartition(job.get("partitions", 2))
+    """The messages (a Parquet file of value binary, offset long: read by the JVM, no Python
+    on the way in), spread over `partitions`."""
+    return spark.read.parquet(job["messages"]).repartition(job.get("partitions", 2))
 
 
 def run_job(spark, job):

@@ -248,7 +248,9 @@ def shipped_env(tmp_path_factory):
     import venv
     from importlib.metadata import version
     pytest.importorskip("pyspark", reason="the spark extra is not installed")
-    pytest.importorskip("venv_pack", reason="venv-pack (the test extra) is not installed")
+    import importlib.util
+    if importlib.util.find_spec("venv_pack") is None:     # the test extra has it: no skip
+        pytest.fail("venv-pack is not installed: pip install -e '.[test]'", pytrace=False)
     out = tmp_path_factory.mktemp("shipped-env")
     timings = {}
     t = time.monotonic()

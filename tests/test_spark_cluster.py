@@ -17,6 +17,7 @@ import time
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 import cdcfast
@@ -32,7 +33,7 @@ FORMATS = {"ibm-delimited": ".del", "debezium": ".json"}
 
 # -- generated data and what cdcfast.decode makes of it in this process ---------------------------
 class Data:
-    """One format's generated files (a folder) and messages (an Arrow IPC file of value and
+    """One format's generated files (a folder) and messages (a Parquet file of value and
     offset), with its catalog file and table."""
 
     def __init__(self, root: pathlib.Path, fmt: str, files=3, rows=240, seed=50):
@@ -54,12 +55,10 @@ class Data:
         self.catalog_file = root / fmt / "catalog.json"
         self.catalog_file.write_text(json.dumps(cat.to_dict()))
         self.msgs = [m for m in msgs]
-        self.messages_file = root / fmt / "messages.arrow"
-        t = pa.table({"value": pa.array(self.msgs, pa.binary()),
-                      "offset": pa.array(range(1000, 1000 + len(self.msgs)), pa.int64())})
-        with pa.OSFile(str(self.messages_file), "wb") as f, \
-                pa.ipc.new_file(f, t.schema) as w:
-            w.write_table(t)
+        self.messages_file = root / fmt / "messages.parquet"
+        pq.write_table(pa.table({"value": pa.array(self.msgs, pa.binary()),
+                                 "offset": pa.array(range(1000, 1000 + len(self.msgs)),
+                                                    pa.int64())}), self.messages_file)
 
     def spark_types(self, t: pa.Table) -> pa.Table:
         return t.cast(cs._spark_arrow_schema(t.schema, False))
