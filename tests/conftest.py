@@ -199,7 +199,6 @@ def build_wheel(out: pathlib.Path) -> pathlib.Path:
     import glob
     import importlib.util
     import shutil
-    import subprocess
     import sysconfig
     import time
     copy = out / "src-copy"
@@ -223,10 +222,19 @@ def build_wheel(out: pathlib.Path) -> pathlib.Path:
            "-w", str(out / "dist"), str(copy)]
     if importlib.util.find_spec("Cython") is not None:    # else an isolated build env
         cmd.insert(4, "--no-build-isolation")
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    run_step(cmd)
     wheels = sorted((out / "dist").glob("cdcfast-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
+
+
+def run_step(cmd) -> None:
+    """Run a build step; fail with its output when it fails."""
+    import subprocess
+    res = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if res.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {res.returncode}:\n{res.stdout[-3000:]}\n"
+                    f"{res.stderr[-3000:]}", pytrace=False)
 
 
 class ShippedEnv:
@@ -243,12 +251,11 @@ def shipped_env(tmp_path_factory):
     """env.tar.gz: a venv with the cdcfast wheel and its runtime dependencies (pyarrow,
     numpy, pandas at this environment's versions, from PyPI or pip's cache), packed by
     venv-pack, as a user ships cdcfast to executors that lack it (docs/spark.md)."""
-    import subprocess
+    import importlib.util
     import time
     import venv
     from importlib.metadata import version
     pytest.importorskip("pyspark", reason="the spark extra is not installed")
-    import importlib.util
     if importlib.util.find_spec("venv_pack") is None:     # the test extra has it: no skip
         pytest.fail("venv-pack is not installed: pip install -e '.[test]'", pytrace=False)
     out = tmp_path_factory.mktemp("shipped-env")
@@ -260,14 +267,13 @@ def shipped_env(tmp_path_factory):
     env = out / "venv"
     venv.EnvBuilder(with_pip=False, symlinks=True).create(env)
     pins = [f"{p}=={version(p)}" for p in ("pyarrow", "numpy", "pandas")]
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"),
-                    "install", "--no-compile", "--disable-pip-version-check", "-q",
-                    str(wheel), *pins], check=True, capture_output=True, text=True)
+    run_step([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"),
+              "install", "--no-compile", "--disable-pip-version-check", "-q", str(wheel), *pins])
     timings["venv"] = time.monotonic() - t
     t = time.monotonic()
     archive = out / "env.tar.gz"
-    subprocess.run([sys.executable, "-m", "venv_pack", "-p", str(env), "-o", str(archive),
-                    "--compress-level", "1", "-q"], check=True, capture_output=True, text=True)
+    run_step([sys.executable, "-m", "venv_pack", "-p", str(env), "-o", str(archive),
+              "--compress-level", "1", "-q"])
     timings["pack"] = time.monotonic() - t
     return ShippedEnv(archive, wheel, timings)
 
