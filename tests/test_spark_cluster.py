@@ -198,9 +198,9 @@ def test_shipped_with_venv_pack(spark_cluster, shipped_env, data, tmp_path):
     (spark.archives=env.tar.gz#environment) and PYSPARK_PYTHON=./environment/bin/python.
     Executors unpack it in their work dir; the driver plans a Python data source with the same
     interpreter path, relative to its own working directory, so the driver runs where
-    ./environment is the same archive unpacked (docs/spark.md). Then cs.decode, cs.pandas_udf
-    and the data source give the in-process rows; without ./environment beside the driver the
-    data source cannot be planned."""
+    ./environment is the same archive unpacked (docs/spark.md). Then cs.decode, cs.pandas_udf,
+    the data source and a stream over it give the in-process rows; without ./environment
+    beside the driver the data source cannot be planned."""
     driver_dir = tmp_path / "driver"
     (driver_dir / "environment").mkdir(parents=True)
     subprocess.run(["tar", "-xzf", str(shipped_env.archive), "-C",
@@ -224,6 +224,9 @@ def test_shipped_with_venv_pack(spark_cluster, shipped_env, data, tmp_path):
         {"kind": "source", "format": "debezium", "catalog": str(data["debezium"].catalog_file),
          "table": data["debezium"].table, "path": str(data["debezium"].folder),
          "out": str(out / "shipped-source-debezium.arrow")},
+        {"kind": "stream", "format": d.format, "catalog": str(d.catalog_file), "table": d.table,
+         "folder": str(d.folder), "sink": str(out / "sink"), "checkpoint": str(out / "ckpt"),
+         "out": str(out / "shipped-stream.arrow")},
     ]
     started = time.monotonic()
     spark_cluster.run_driver(jobs, "shipped-driver", cwd=driver_dir,
@@ -249,6 +252,7 @@ def test_shipped_with_venv_pack(spark_cluster, shipped_env, data, tmp_path):
     for kind in ("source", "decode", "pandas_udf"):
         check_job(kind, d, out / f"shipped-{kind}-{d.format}.arrow")
     check_job("source", data["debezium"], out / "shipped-source-debezium.arrow")
+    assert_same_rows(read(out / "shipped-stream.arrow"), d.file_events())
     err = pathlib.Path(f"{out / 'no-driver-env.arrow'}.error").read_text()
     assert "Cannot run program" in err and "./environment/bin/python" in err
 
