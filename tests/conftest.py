@@ -2,6 +2,7 @@
 way to ../shared (`shared_path`)."""
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import sys
@@ -23,6 +24,278 @@ def spark(tmp_path_factory):
     assert pyspark.__version__
     yield session
     session.stop()
+
+
+# -- a standalone Spark cluster on loopback ------------------------------------------------------
+# A master and two workers (1 core, 1 GB each) started from pyspark's own jars, every process
+# bound to 127.0.0.1. Only one SparkContext can live in a process and the `spark` fixture's is
+# in this one, so the cluster is driven by child drivers (tests/cluster_driver.py).
+LOOPBACK = "127.0.0.1"
+# the cluster's JVMs (master, workers, the child drivers and their executors) on 2 shared cores:
+# the client compiler only and one GC thread: less CPU for tests that move little data
+ECONOMICAL_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+TESTS = pathlib.Path(__file__).resolve().parent
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+class SparkCluster:
+    """What the `spark_cluster` fixture gives: the master's URL, the folder of the cluster's
+    logs and work dirs, the workers' own default Python (`worker_python`: a bare venv first
+    on the workers' PATH, so a job planned without PYSPARK_PYTHON gets a Python without
+    cdcfast), and `run_driver` for the child drivers."""
+
+    def __init__(self, master, root, worker_python, ui_ports):
+        self.master = master
+        self.root = root
+        self.worker_python = worker_python
+        self.ui_ports = ui_ports
+
+    def status(self) -> dict:
+        """The master's JSON status (its web UI, on loopback)."""
+        import urllib.request
+        with urllib.request.urlopen(f"http://{LOOPBACK}:{self.ui_ports[0]}/json/",
+                                    timeout=10) as r:
+            return json.loads(r.read())
+
+    def run_driver(self, jobs, name, conf=None, env=None, cwd=None, master=None,
+                   timeout=600):
+        """Run tests/cluster_driver.py over `jobs` against this cluster (or `master`); the
+        driver's output goes to <root>/<name>.log, which a failure shows."""
+        return run_driver(jobs, self.root / name, master or self.master, conf, env, cwd,
+                          timeout)
+
+
+def driver_env(extra=None) -> dict:
+    """The environment of a child driver: this one's, with the cdcfast under test first on
+    PYTHONPATH and loopback only."""
+    import cdcfast
+    env = dict(os.environ)
+    src = str(pathlib.Path(cdcfast.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([src] + [p for p in
+                                                 env.get("PYTHONPATH", "").split(os.pathsep)
+                                                 if p and p != src])
+    env["SPARK_LOCAL_IP"] = LOOPBACK
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.update(extra or {})
+    return env
+
+
+def start_driver(jobs, base, master, conf=None, env=None, cwd=None):
+    """Start tests/cluster_driver.py in its own process group: (Popen, log path)."""
+    import subprocess
+    spec = pathlib.Path(f"{base}.json")
+    conf = {"spark.driver.extraJavaOptions": ECONOMICAL_JVM,
+            "spark.executor.extraJavaOptions": ECONOMICAL_JVM, **(conf or {})}
+    spec.write_text(json.dumps({"master": master, "conf": conf, "jobs": jobs}))
+    log = pathlib.Path(f"{base}.log")
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, str(TESTS / "cluster_driver.py"), str(spec)],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                env=driver_env(env), cwd=cwd or spec.parent,
+                                start_new_session=True)
+    return proc, log
+
+
+def run_driver(jobs, base, master, conf=None, env=None, cwd=None, timeout=600):
+    proc, log = start_driver(jobs, base, master, conf, env, cwd)
+    try:
+        code = proc.wait(timeout)
+    finally:
+        stop_group(proc)
+    if code != 0:
+        pytest.fail(f"the child driver exited {code}:\n{log.read_text()[-5000:]}")
+    return log
+
+
+def stop_group(proc, grace: float = 10) -> None:
+    """End a process started with start_new_session and everything in its group."""
+    import signal
+    import subprocess
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            continue
+        # the leader is gone; its group may not be: one more SIGKILL for what is left
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        break
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A standalone cluster: a master and two workers of 1 core each, from pyspark's jars
+    (bin/spark-class), every process on 127.0.0.1 (SPARK_LOCAL_IP, --host; the web UIs bind
+    to SPARK_LOCAL_IP), work dirs and logs under pytest's tmp; each process in its own
+    process group, ended at the end of the session."""
+    import subprocess
+    import venv
+    pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    home = pathlib.Path(pyspark.__file__).resolve().parent
+    root = tmp_path_factory.mktemp("spark-cluster")
+    # the workers' own Python: a bare venv, no cdcfast (nor pyarrow), first on their PATH
+    bare = root / "worker-python"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(bare)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYSPARK_", "SPARK_", "PYTHON"))}
+    env.update({"SPARK_HOME": str(home), "SPARK_LOCAL_IP": LOOPBACK,
+                "SPARK_LOG_DIR": str(root / "logs"), "SPARK_DAEMON_MEMORY": "256m",
+                "SPARK_NO_DAEMONIZE": "1",
+                # no REST submission server (it would take port 6066)
+                "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
+                "SPARK_DAEMON_JAVA_OPTS": ECONOMICAL_JVM,
+                "PATH": os.pathsep.join([str(bare / "bin"), env.get("PATH", "")])})
+    port, ui = free_port(), [free_port() for _ in range(3)]
+    master = f"spark://{LOOPBACK}:{port}"
+    spark_class = str(home / "bin" / "spark-class")
+    commands = [[spark_class, "org.apache.spark.deploy.master.Master", "--host", LOOPBACK,
+                 "--port", str(port), "--webui-port", str(ui[0])]]
+    for i in (1, 2):
+        work = root / f"worker{i}"
+        work.mkdir()
+        commands.append([spark_class, "org.apache.spark.deploy.worker.Worker", master,
+                         "--host", LOOPBACK, "--port", "0", "--webui-port", str(ui[i]),
+                         "--cores", "1", "--memory", "1g", "--work-dir", str(work)])
+    procs = []
+    cluster = SparkCluster(master, root, bare / "bin" / "python", ui)
+    try:
+        for i, cmd in enumerate(commands):
+            with open(root / f"{cmd[1].rsplit('.', 1)[1].lower()}{i or ''}.log", "w") as out:
+                procs.append(subprocess.Popen(cmd, env=env, cwd=root, stdin=subprocess.DEVNULL,
+                                              stdout=out, stderr=subprocess.STDOUT,
+                                              start_new_session=True))
+            if i == 0:
+                wait_for(lambda: cluster.status(), procs, "the master's web UI")
+        wait_for(lambda: len([w for w in cluster.status()["workers"]
+                              if w["state"] == "ALIVE"]) == 2, procs, "two workers")
+        yield cluster
+    finally:
+        for p in reversed(procs):
+            stop_group(p)
+
+
+# -- cdcfast shipped to executors that lack it: a wheel in a venv packed by venv-pack ------------
+ROOT = TESTS.parent
+
+
+def build_wheel(out: pathlib.Path) -> pathlib.Path:
+    """The cdcfast wheel of this checkout, built in a copy of it (`pip wheel --no-deps`) with
+    the kernels compiled here reused: the compiled modules of src/cdcfast are laid in the
+    copy's build/lib.* and the generated C beside the .pyx keep their times, so setuptools
+    finds every extension up to date and compiles nothing (seconds, not minutes). Without
+    them (no compiled kernels in this checkout) the wheel compiles everything."""
+    import glob
+    import importlib.util
+    import shutil
+    import sysconfig
+    import time
+    copy = out / "src-copy"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.html")
+    copy.mkdir(parents=True)
+    for name in ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md"):
+        shutil.copy2(ROOT / name, copy / name)
+    shutil.copytree(ROOT / "native", copy / "native", ignore=ignore)
+    shutil.copytree(ROOT / "src", copy / "src", ignore=ignore)
+    lib = copy / "build" / f"lib.{sysconfig.get_platform()}-{sys.implementation.cache_tag}" \
+        / "cdcfast"
+    lib.mkdir(parents=True)
+    # newer than every source, even C that Cython writes during the build (a checkout where
+    # the generated C is gone): the wheel holds exactly the kernels these tests import
+    later = time.time() + 86400
+    for so in glob.glob(str(ROOT / "src" / "cdcfast" / "*.so")):
+        target = lib / os.path.basename(so)
+        shutil.copy2(so, target)
+        os.utime(target, (later, later))
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check",
+           "-w", str(out / "dist"), str(copy)]
+    if importlib.util.find_spec("Cython") is not None:    # else an isolated build env
+        cmd.insert(4, "--no-build-isolation")
+    run_step(cmd)
+    wheels = sorted((out / "dist").glob("cdcfast-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def run_step(cmd) -> None:
+    """Run a build step; fail with its output when it fails."""
+    import subprocess
+    res = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if res.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {res.returncode}:\n{res.stdout[-3000:]}\n"
+                    f"{res.stderr[-3000:]}", pytrace=False)
+
+
+class ShippedEnv:
+    """What `shipped_env` gives: the archive, and how long each step took (seconds)."""
+
+    def __init__(self, archive, wheel, timings):
+        self.archive = archive
+        self.wheel = wheel
+        self.timings = timings
+
+
+@pytest.fixture(scope="session")
+def shipped_env(tmp_path_factory):
+    """env.tar.gz: a venv with the cdcfast wheel and its runtime dependencies (pyarrow,
+    numpy, pandas at this environment's versions, from PyPI or pip's cache), packed by
+    venv-pack, as a user ships cdcfast to executors that lack it (docs/spark.md)."""
+    import importlib.util
+    import time
+    import venv
+    from importlib.metadata import version
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    if importlib.util.find_spec("venv_pack") is None:     # the test extra has it: no skip
+        pytest.fail("venv-pack is not installed: pip install -e '.[test]'", pytrace=False)
+    out = tmp_path_factory.mktemp("shipped-env")
+    timings = {}
+    t = time.monotonic()
+    wheel = build_wheel(out)
+    timings["wheel"] = time.monotonic() - t
+    t = time.monotonic()
+    env = out / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env)
+    pins = [f"{p}=={version(p)}" for p in ("pyarrow", "numpy", "pandas")]
+    run_step([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"),
+              "install", "--no-compile", "--disable-pip-version-check", "-q", str(wheel), *pins])
+    timings["venv"] = time.monotonic() - t
+    t = time.monotonic()
+    archive = out / "env.tar.gz"
+    run_step([sys.executable, "-m", "venv_pack", "-p", str(env), "-o", str(archive),
+              "--compress-level", "1", "-q"])
+    timings["pack"] = time.monotonic() - t
+    return ShippedEnv(archive, wheel, timings)
+
+
+def wait_for(ready, procs, what, limit: float = 120) -> None:
+    """Poll `ready()` until it is true; fail if a process died or after `limit` seconds (a
+    cluster that cannot start, not a timing check)."""
+    import time
+    deadline = time.monotonic() + limit
+    while True:
+        for p in procs:
+            if p.poll() is not None:
+                pytest.fail(f"a cluster process exited ({p.returncode}) waiting for {what}: "
+                            f"{p.args}")
+        try:
+            if ready():
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"the cluster did not show {what} within {limit} s")
+        time.sleep(0.2)
 
 
 def survive_corpus(child: str, tmp_path, default_count: str, what: str) -> None:
