@@ -30,18 +30,10 @@ def spark(tmp_path_factory):
 # A master and two workers (1 core, 1 GB each) started from pyspark's own jars, every process
 # bound to 127.0.0.1. Only one SparkContext can live in a process and the `spark` fixture's is
 # in this one, so the cluster is driven by child drivers (tests/cluster_driver.py).
-LOOPBACK = "127.0.0.1"
-# the cluster's JVMs (master, workers, the child drivers and their executors) on 2 shared cores:
-# the client compiler only and one GC thread: less CPU for tests that move little data
-ECONOMICAL_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+from cdcfast.spark_cluster import (ECONOMICAL_JVM, LOOPBACK, standalone_cluster,  # noqa: E402
+                                   stop_group)
+
 TESTS = pathlib.Path(__file__).resolve().parent
-
-
-def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
 
 
 class SparkCluster:
@@ -50,18 +42,16 @@ class SparkCluster:
     on the workers' PATH, so a job planned without PYSPARK_PYTHON gets a Python without
     cdcfast), and `run_driver` for the child drivers."""
 
-    def __init__(self, master, root, worker_python, ui_ports):
-        self.master = master
-        self.root = root
+    def __init__(self, cluster, worker_python):
+        self.cluster = cluster
+        self.master = cluster.master
+        self.root = cluster.root
+        self.ui_ports = cluster.ui_ports
         self.worker_python = worker_python
-        self.ui_ports = ui_ports
 
     def status(self) -> dict:
         """The master's JSON status (its web UI, on loopback)."""
-        import urllib.request
-        with urllib.request.urlopen(f"http://{LOOPBACK}:{self.ui_ports[0]}/json/",
-                                    timeout=10) as r:
-            return json.loads(r.read())
+        return self.cluster.status()
 
     def run_driver(self, jobs, name, conf=None, env=None, cwd=None, master=None,
                    timeout=600):
@@ -113,77 +103,24 @@ def run_driver(jobs, base, master, conf=None, env=None, cwd=None, timeout=600):
     return log
 
 
-def stop_group(proc, grace: float = 10) -> None:
-    """End a process started with start_new_session and everything in its group."""
-    import signal
-    import subprocess
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            continue
-        # the leader is gone; its group may not be: one more SIGKILL for what is left
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        break
-
-
 @pytest.fixture(scope="session")
 def spark_cluster(tmp_path_factory):
-    """A standalone cluster: a master and two workers of 1 core each, from pyspark's jars
-    (bin/spark-class), every process on 127.0.0.1 (SPARK_LOCAL_IP, --host; the web UIs bind
-    to SPARK_LOCAL_IP), work dirs and logs under pytest's tmp; each process in its own
-    process group, ended at the end of the session."""
-    import subprocess
+    """A standalone cluster (cdcfast.spark_cluster): a master and two workers of 1 core
+    each, from pyspark's jars, every process on 127.0.0.1, work dirs and logs under pytest's
+    tmp, ended at the end of the session. The workers' own Python is a bare venv first on
+    their PATH, without cdcfast (nor pyarrow)."""
     import venv
-    pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed")
-    home = pathlib.Path(pyspark.__file__).resolve().parent
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
     root = tmp_path_factory.mktemp("spark-cluster")
-    # the workers' own Python: a bare venv, no cdcfast (nor pyarrow), first on their PATH
     bare = root / "worker-python"
     venv.EnvBuilder(with_pip=False, symlinks=True).create(bare)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYSPARK_", "SPARK_", "PYTHON"))}
-    env.update({"SPARK_HOME": str(home), "SPARK_LOCAL_IP": LOOPBACK,
-                "SPARK_LOG_DIR": str(root / "logs"), "SPARK_DAEMON_MEMORY": "256m",
-                "SPARK_NO_DAEMONIZE": "1",
-                # no REST submission server (it would take port 6066)
-                "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
-                "SPARK_DAEMON_JAVA_OPTS": ECONOMICAL_JVM,
-                "PATH": os.pathsep.join([str(bare / "bin"), env.get("PATH", "")])})
-    port, ui = free_port(), [free_port() for _ in range(3)]
-    master = f"spark://{LOOPBACK}:{port}"
-    spark_class = str(home / "bin" / "spark-class")
-    commands = [[spark_class, "org.apache.spark.deploy.master.Master", "--host", LOOPBACK,
-                 "--port", str(port), "--webui-port", str(ui[0])]]
-    for i in (1, 2):
-        work = root / f"worker{i}"
-        work.mkdir()
-        commands.append([spark_class, "org.apache.spark.deploy.worker.Worker", master,
-                         "--host", LOOPBACK, "--port", "0", "--webui-port", str(ui[i]),
-                         "--cores", "1", "--memory", "1g", "--work-dir", str(work)])
-    procs = []
-    cluster = SparkCluster(master, root, bare / "bin" / "python", ui)
+    path = os.pathsep.join([str(bare / "bin"), os.environ.get("PATH", "")])
     try:
-        for i, cmd in enumerate(commands):
-            with open(root / f"{cmd[1].rsplit('.', 1)[1].lower()}{i or ''}.log", "w") as out:
-                procs.append(subprocess.Popen(cmd, env=env, cwd=root, stdin=subprocess.DEVNULL,
-                                              stdout=out, stderr=subprocess.STDOUT,
-                                              start_new_session=True))
-            if i == 0:
-                wait_for(lambda: cluster.status(), procs, "the master's web UI")
-        wait_for(lambda: len([w for w in cluster.status()["workers"]
-                              if w["state"] == "ALIVE"]) == 2, procs, "two workers")
-        yield cluster
-    finally:
-        for p in reversed(procs):
-            stop_group(p)
+        with standalone_cluster(workers=2, cores=1, memory="1g", root=root,
+                                env={"PATH": path}) as cluster:
+            yield SparkCluster(cluster, bare / "bin" / "python")
+    except RuntimeError as e:           # a cluster that cannot start: a failure, not a skip
+        pytest.fail(str(e))
 
 
 # -- cdcfast shipped to executors that lack it: a wheel in a venv packed by venv-pack ------------
@@ -276,26 +213,6 @@ def shipped_env(tmp_path_factory):
               "--compress-level", "1", "-q"])
     timings["pack"] = time.monotonic() - t
     return ShippedEnv(archive, wheel, timings)
-
-
-def wait_for(ready, procs, what, limit: float = 120) -> None:
-    """Poll `ready()` until it is true; fail if a process died or after `limit` seconds (a
-    cluster that cannot start, not a timing check)."""
-    import time
-    deadline = time.monotonic() + limit
-    while True:
-        for p in procs:
-            if p.poll() is not None:
-                pytest.fail(f"a cluster process exited ({p.returncode}) waiting for {what}: "
-                            f"{p.args}")
-        try:
-            if ready():
-                return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"the cluster did not show {what} within {limit} s")
-        time.sleep(0.2)
 
 
 def survive_corpus(child: str, tmp_path, default_count: str, what: str) -> None:
