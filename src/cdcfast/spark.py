@@ -747,8 +747,27 @@ def register(spark) -> None:
     Where the session enables spark.sql.python.filterPushdown.enabled (set it before this
     call), batch reads apply equality and IN filters on `table`, `schema`, `op` and ranges
     of `commit_ts` themselves, before Spark receives the rows."""
+    _check_python_exec(spark)
     spark.dataSource.register(data_source(time_type_enabled(spark), Planning.of(spark),
                                           filter_pushdown_enabled(spark)))
+
+
+def _check_python_exec(spark) -> None:
+    """Warn when the session's worker Python is a relative path that does not exist here:
+    Spark plans a Python data source in a Python worker it starts on the driver with that
+    same path (a venv-pack archive's ./environment/bin/python must be unpacked beside the
+    driver too, docs/spark.md)."""
+    try:
+        exe = spark.sparkContext.pythonExec
+    except Exception:                   # noqa: BLE001 (Spark Connect: no SparkContext)
+        return
+    if exe and os.sep in exe and not os.path.isabs(exe) and not os.path.exists(exe):
+        import warnings
+        warnings.warn(f"PYSPARK_PYTHON is {exe!r}, which does not exist from this driver's "
+                      f"working folder {os.getcwd()}: Spark plans the cdcfast data source in "
+                      "a Python worker it starts on the driver with that path; unpack the "
+                      "same environment there (docs/spark.md, on a cluster)", RuntimeWarning,
+                      stacklevel=3)
 
 
 # -- a local session, as the CLI, the demo, the bench and the tests start it ---------------------
