@@ -263,3 +263,39 @@ def test_the_command_line(tmp_path, capsys):
     assert cli.main(["decode", str(src), "--format", "ibm-delimited", "--catalog",
                      str(catalog), "--columns", "op,nope", "-o", str(tmp_path / "o2")]) == 2
     assert "unknown name 'nope'" in capsys.readouterr().err
+
+
+# -- flags as bitmasks ------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_flags_as_bitmasks(fmt):
+    """flags="bitmask": `changed` / `present` as int64 bitmasks (bit j: the table's column j;
+    a null struct a null mask, a null flag a 0 bit), everything else unchanged."""
+    data, cat = stream(fmt, True)
+    table = cat.tables[0].name
+    full = cdcfast.decode(data, fmt, catalog=cat, table=table)
+    got = cdcfast.decode(data, fmt, catalog=cat, table=table, flags="bitmask")
+    assert got.schema.field("changed").type == pa.int64()
+    assert got.drop_columns(["changed", "present"]).equals(
+        full.drop_columns(["changed", "present"]))
+    cols = table_columns(cat, table)
+    for name in ("changed", "present"):
+        want = [None if r is None else sum(1 << j for j, c in enumerate(cols) if r[c])
+                for r in full.column(name).to_pylist()]
+        assert got.column(name).to_pylist() == want
+    some = cdcfast.Decoder(fmt, catalog=cat, flags="bitmask", columns=["op", f"changed.{cols[2]}"])
+    assert some.decode(data, table=table).column("changed").to_pylist() == [
+        None if r is None else int(bool(r[cols[2]])) for r in full.column("changed").to_pylist()]
+
+
+def test_wide_tables_get_binary_bitmasks():
+    from cdcfast.envelope import bitmask
+    n = 70
+    flags = pa.StructArray.from_arrays(
+        [pa.array([j % 3 == 0, True, None]) for j in range(n)],
+        names=[f"C{j}" for j in range(n)], mask=pa.array([False, False, True]))
+    got = bitmask(flags).to_pylist()
+    assert got[2] is None
+    assert got[1] == b"\xff" * 8 + b"\x3f"
+    assert [j for j in range(n) if got[0][j // 8] >> (j % 8) & 1] == list(range(0, n, 3))
+    with pytest.raises(ValueError, match="flags must be one of struct, bitmask"):
+        cdcfast.Decoder("qlik", flags="bits")

@@ -119,3 +119,25 @@ def test_message_column_adapters(spark, files):
         assert rows(got.cast(mine.schema)) == rows(mine)
     with pytest.raises(ValueError, match="unknown name 'opx'"):
         cs.decode(df, fmt, catalog=cat, table=table, columns="opx")
+
+
+def test_bitmask_flags_and_testing_a_bit_in_sql(spark, files):
+    fmt, cat, paths, catalog = files
+    table = cat.tables[0].name
+    col = cat.get(table).columns[2].name
+    df = reader(spark, fmt, catalog, table).option("flags", "bitmask") \
+        .option("columns", "seq,op,changed,present").load(str(paths[0].parent))
+    assert dict(df.dtypes)["changed"] == "bigint"
+    got = df.selectExpr("seq", "op", f"{cs.flag_sql('changed', cat, table, col)} AS c") \
+        .toArrow()
+    want = pa.concat_tables([cdcfast.decode(p.read_bytes(), fmt, catalog=cat, table=table,
+                                            columns="seq,op,changed") for p in paths])
+    expect = sorted((r["seq"], r["op"], None if r["changed"] is None else r["changed"][col])
+                    for r in want.to_pylist())
+    assert sorted((r["seq"], r["op"], r["c"]) for r in got.to_pylist()) == expect
+    assert any(e[2] for e in expect) and any(e[2] is False for e in expect)
+    msgs = spark.createDataFrame([(p.read_bytes(),) for p in paths], "value binary")
+    mapped = cs.decode(msgs, fmt, catalog=cat, table=table, columns="seq,present",
+                       flags="bitmask")
+    assert dict(mapped.dtypes)["present"] == "bigint"
+    assert mapped.count() == want.num_rows

@@ -27,14 +27,16 @@ class Decoder:
     _native = True      # the reference twin (cdcfast.reference.Decoder) sets False
 
     def __init__(self, format: str, catalog=None, mode: str = "PERMISSIVE", columns=None,
-                 **options):
+                 flags: str = "struct", **options):
         self.format = format
         self.catalog = Catalog.coerce(catalog)
         self.mode = check_mode(mode)
         self._fmt = formats.get(format)(self.catalog, **options)
         # the default projection of every call (SPEC §1 `columns=`), checked here
         self.columns = _names(columns)
-        Projection.of(self.columns)
+        # `changed` / `present` as structs of booleans or as bitmasks (docs/contract.md §1.7)
+        self.flags = flags
+        Projection.of(self.columns, flags=flags)
         self.last_stats = new_stats()
         self._starts = {}       # file -> record starts found by read_range (sorted)
         if self._native:
@@ -45,18 +47,18 @@ class Decoder:
     def config(self) -> dict:
         return {"format": self.format, "mode": self.mode, "options": self._fmt.config(),
                 "catalog": self.catalog.to_dict() if self.catalog is not None else None,
-                "columns": self.columns}
+                "columns": self.columns, "flags": self.flags}
 
     @classmethod
     def from_config(cls, config: dict) -> "Decoder":
         return cls(config["format"], catalog=config.get("catalog"),
                    mode=config.get("mode", "PERMISSIVE"), columns=config.get("columns"),
-                   **(config.get("options") or {}))
+                   flags=config.get("flags", "struct"), **(config.get("options") or {}))
 
     def _projection(self, columns, headers: bool = False):
         """The Projection of one call: its own `columns`, else the Decoder's (None: all)."""
         return Projection.of(_names(columns) if columns is not None else self.columns,
-                             headers)
+                             headers, self.flags)
 
     @property
     def options(self) -> dict:

@@ -61,7 +61,12 @@ class Projection:
     hides a bad record); what it saves is what is never built — the flag structs when neither
     ``changed`` nor ``present`` is named, the image structs and ``source`` when not named."""
 
-    def __init__(self, columns, headers: bool = False):
+    def __init__(self, columns, headers: bool = False, flags: str = "struct"):
+        if flags not in FLAG_FORMS:
+            raise ValueError(f"flags must be one of {', '.join(FLAG_FORMS)}, not {flags!r}")
+        self.bitmask = flags == "bitmask"
+        if columns is None:
+            columns = HEADER_NAMES if headers else NAMES
         if isinstance(columns, Projection):
             columns = columns.names
         if isinstance(columns, str):
@@ -95,11 +100,12 @@ class Projection:
         return f"Projection({','.join(self.names)!r})"
 
     @classmethod
-    def of(cls, columns, headers: bool = False):
-        """A Projection, or None for the whole envelope (columns None)."""
-        if columns is None:
+    def of(cls, columns, headers: bool = False, flags: str = "struct"):
+        """A Projection, or None for the whole envelope as it is (columns None, flags as
+        structs)."""
+        if columns is None and flags == "struct":
             return None
-        return cls(columns, headers)
+        return cls(columns, headers, flags)
 
     @property
     def flags(self) -> bool:
@@ -117,12 +123,14 @@ class Projection:
 
     def _field(self, f: pa.Field, strict: bool) -> pa.Field:
         cols = self.narrow.get(f.name)
-        if cols is None:
-            return f
-        if strict:
-            self.check([c.name for c in f.type], "the table")
-        keep = set(cols)
-        return f.with_type(pa.struct([c for c in f.type if c.name in keep]))
+        if cols is not None:
+            if strict:
+                self.check([c.name for c in f.type], "the table")
+            keep = set(cols)
+            f = f.with_type(pa.struct([c for c in f.type if c.name in keep]))
+        if self.bitmask and f.name in FLAGS and pa.types.is_struct(f.type):
+            f = f.with_type(bitmask_type(f.type.num_fields))
+        return f
 
     def schema(self, schema: pa.Schema, strict: bool = True) -> pa.Schema:
         """The schema a result of the whole-envelope `schema` has under this projection
@@ -142,14 +150,57 @@ class Projection:
                 continue
             col = data.column(i)
             if f.name in self.narrow:
-                f = self._field(f, strict)
-                col = _narrow(col, f.type)
+                keep = set(self.narrow[f.name])
+                col = _narrow(col, pa.struct([c for c in f.type if c.name in keep]))
+            f = self._field(f, strict)
+            if self.bitmask and f.name in FLAGS and pa.types.is_struct(col.type):
+                col = bitmask(col)
             arrays.append(col)
             fields.append(f)
         schema = pa.schema(fields, metadata=data.schema.metadata)
         if isinstance(data, pa.RecordBatch):
             return pa.RecordBatch.from_arrays(arrays, schema=schema)
         return pa.Table.from_arrays(arrays, schema=schema)
+
+
+FLAG_FORMS = ("struct", "bitmask")
+FLAGS = ("changed", "present")
+MASK_BITS = 64          # up to this many columns a flag bitmask is an int64, else binary
+
+
+def bitmask_type(ncols: int) -> pa.DataType:
+    """The type of a flag struct of `ncols` columns as a bitmask (flags="bitmask")."""
+    return pa.int64() if ncols <= MASK_BITS else pa.binary()
+
+
+def bitmask(col):
+    """A flag struct column as bitmasks: bit j (of an int64 for up to 64 columns, else of
+    little-endian bytes: byte j // 8, bit j % 8) is the table's column j; a null struct is a
+    null bitmask, a null flag inside a struct a 0 bit."""
+    import numpy as np
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array([bitmask(c) for c in col.chunks],
+                                type=bitmask_type(col.type.num_fields))
+    n, k = len(col), col.type.num_fields
+    mask = None if col.null_count == 0 else col.is_null().to_numpy(zero_copy_only=False)
+    if k <= MASK_BITS:
+        out = np.zeros(n, dtype=np.uint64)
+        for j in range(k):
+            bits = col.field(j).fill_null(False).to_numpy(zero_copy_only=False)
+            out |= bits.astype(np.uint64) << np.uint64(j)
+        return pa.array(out.view(np.int64), type=pa.int64(), mask=mask)
+    width = (k + 7) // 8
+    out = np.zeros((n, width), dtype=np.uint8)
+    for j in range(k):
+        bits = col.field(j).fill_null(False).to_numpy(zero_copy_only=False)
+        out[:, j >> 3] |= bits.astype(np.uint8) << np.uint8(j & 7)
+    offsets = pa.array(np.arange(0, (n + 1) * width, width, dtype=np.int32))
+    arr = pa.BinaryArray.from_buffers(pa.binary(), n, [None, offsets.buffers()[1],
+                                                       pa.py_buffer(out.tobytes())])
+    if mask is None:
+        return arr
+    import pyarrow.compute as pc
+    return pc.if_else(pa.array(mask), pa.scalar(None, pa.binary()), arr)
 
 
 def _narrow(col, t: pa.StructType):

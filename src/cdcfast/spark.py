@@ -41,7 +41,7 @@ from .formats import get as format_class
 from .spark_files import OPEN_COST, list_files, local_path, plan
 
 __all__ = ["decode", "decode_tables", "map_in_arrow", "pandas_udf", "spark_schema", "register",
-           "DataSourceOptions", "native_check", "list_files"]
+           "flag_sql", "DataSourceOptions", "native_check", "list_files"]
 
 READ_BATCH_ROWS = 65536         # rows per Arrow batch a data source task yields
 SPLIT_MB = 128                  # files bigger than this are read in pieces of about this size
@@ -187,6 +187,26 @@ def spark_schema(format: str, catalog=None, table: str | None = None, keep=(),
             raise ValueError("keep=… needs input_schema (the input DataFrame's schema)")
         st = st.add(input_schema[k])
     return st
+
+
+def flag_sql(flags: str, catalog, table: str, column: str) -> str:
+    """A Spark SQL test of one table column's bit in a bitmask flag column (`flags`:
+    "changed" or "present", decoded with flags="bitmask"): ``getbit(changed, j) = 1`` for a
+    table of up to 64 columns (an int64), a byte test of the binary bitmask beyond. Null
+    where the flags are null (a truncate)."""
+    from . import Catalog
+    t = Catalog.coerce(catalog).get(table)
+    if t is None:
+        raise ValueError(f"table {table!r} is not in the catalog")
+    names = [c.name for c in t.columns]
+    if column not in names:
+        raise ValueError(f"{column!r} is not a column of {t.name} (its columns: "
+                         f"{', '.join(names)})")
+    j = names.index(column)
+    if len(names) <= 64:
+        return f"(getbit(`{flags}`, {j}) = 1)"
+    return (f"((cast(conv(hex(substring(`{flags}`, {j // 8 + 1}, 1)), 16, 10) as int) "
+            f"& {1 << (j % 8)}) != 0)")
 
 
 # -- a message column: mapInArrow ----------------------------------------------------------------
@@ -343,7 +363,7 @@ class DataSourceOptions:
 
     RESERVED = ("format", "catalog", "table", "mode", "path", "paths", "batch_rows",
                 "time_type", "split_mb", "partitions", "pathglobfilter",
-                "recursivefilelookup", "allow_reference", "columns")
+                "recursivefilelookup", "allow_reference", "columns", "flags")
 
     def __init__(self, options, time_type: bool = False, planning=None, schema=None):
         planning = planning or Planning()
@@ -360,6 +380,7 @@ class DataSourceOptions:
         self.mode = opts.get("mode", "PERMISSIVE")
         fmt_options = {k: v for k, v in opts.items() if k not in self.RESERVED}
         dec = Decoder(self.format, catalog=catalog, mode=self.mode, columns=opts.get("columns"),
+                      flags=opts.get("flags", "struct"),
                       **format_class(self.format).options_from_text(fmt_options))
         self.table = _table_of(dec, opts.get("table"))
         if "time_type" in opts:
@@ -412,7 +433,7 @@ class DataSourceOptions:
         columns as `columns` does (SPEC §1): each field an envelope column of the same type,
         an image or flag struct with only some of its table columns narrowed to those."""
         full = self._struct(Decoder(dec.format, catalog=dec.catalog, mode=dec.mode,
-                                    **dec.options))
+                                    flags=dec.flags, **dec.options))
         have = {f.name: f for f in full.fields}
         names = []
         for f in schema.fields:
@@ -429,7 +450,7 @@ class DataSourceOptions:
             raise ValueError("a schema given to the cdcfast data source must include "
                              "`_error string`: a projection never hides a bad record (SPEC §1)")
         dec = Decoder(dec.format, catalog=dec.catalog, mode=dec.mode, columns=names,
-                      **dec.options)
+                      flags=dec.flags, **dec.options)
         got = self._struct(dec)
         mine = {f.name: f.dataType for f in got.fields}
         for f in schema.fields:

@@ -286,7 +286,7 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
     echo(report(results))
     if spark:
         from . import spark as bench_spark
-        results["spark"] = bench_spark.run(case, repeat=max(1, min(repeat, 3)), echo=echo,
+        results["spark"] = bench_spark.run(case, repeat=max(1, min(repeat, 5)), echo=echo,
                                            cluster=spark_cluster)
     return results
 
