@@ -45,6 +45,9 @@ def test_bench_on_spark_prints_every_contender(spark, capsys, tmp_path):
                      "--quick", "--spark", "--json", str(js)]) == 0
     text = capsys.readouterr().out
     names = ("Spark read.text + from_csv + casts", "cdcfast mapInArrow", "cdcfast data source",
+             "cdcfast mapInArrow, columns=op,commit_ts,commit_pos,seq,after",
+             "cdcfast data source, columns=op,commit_ts,commit_pos,seq,after",
+             "cdcfast data source, flags=bitmask",
              "mapInArrow identity (transfer floor)", "mapInArrow answering pre-decoded events",
              "data source of pre-decoded events")
     for name in names:
@@ -53,6 +56,8 @@ def test_bench_on_spark_prints_every_contender(spark, capsys, tmp_path):
     assert set(res["tools"]) == set(names) and res["files"] == 8
     assert res["rows"] == json.loads(js.read_text())["rows"]      # every record read
     assert "against the envelope's own cost (no decoding)" in text
+    assert "columns=op,commit_ts,commit_pos,seq,after: data source / from_csv" in text
+    assert "flags as bitmasks: data source" in text
     assert spark.range(2).count() == 2                              # the session still runs
 
 
