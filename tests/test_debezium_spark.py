@@ -21,7 +21,6 @@ import pytest
 import cdcfast
 from cdcfast import Catalog
 from cdcfast import spark as cs
-from cdcfast.formats._jsonmessages import split_points
 
 pytest.importorskip("pyspark")
 
@@ -190,7 +189,7 @@ def write(path, data: bytes):
 def test_data_source_files_cut_at_object_starts(spark, tmp_path):
     """A folder of three streams: a small NDJSON file, a big one and a pretty-printed one,
     both bigger than split_mb and so read in pieces cut where a line opens an object (`\\n{`,
-    formats/debezium.split_points). Spark's rows are those of each piece decoded on its own,
+    Decoder.split_points). Spark's rows are those of each piece decoded on its own,
     and together those of the whole files: nothing lost or repeated at the cuts."""
     cs.register(spark)
     folder = tmp_path / "in"
@@ -204,7 +203,7 @@ def test_data_source_files_cut_at_object_starts(spark, tmp_path):
         files[name] = data
     assert files["c-pretty.json"].count(b"\n") > 20 * 250
     split = int(0.1 * (1 << 20))
-    pieces = {n: split_points(d, split) if len(d) > split else [0, len(d)]
+    pieces = {n: cdcfast.Decoder(FMT).split_points(d, split) if len(d) > split else [0, len(d)]
               for n, d in files.items()}
     assert len(pieces["a-small.json"]) == 2
     assert len(pieces["b-big.json"]) - 1 >= 4 and len(pieces["c-pretty.json"]) - 1 >= 2

@@ -20,7 +20,6 @@ import pytest
 import cdcfast
 from cdcfast import Catalog
 from cdcfast import spark as cs
-from cdcfast.formats._jsonmessages import split_points
 
 pytest.importorskip("pyspark")
 
@@ -257,7 +256,7 @@ def test_data_source_files_cut_at_object_starts(spark, tmp_path):
         (folder / name).write_bytes(data)
         files[name] = data
     split = int(0.05 * (1 << 20))
-    pieces = {n: split_points(d, split) if len(d) > split else [0, len(d)]
+    pieces = {n: cdcfast.Decoder(FMT).split_points(d, split) if len(d) > split else [0, len(d)]
               for n, d in files.items()}
     assert len(pieces["a-small.json"]) == 2 and len(pieces["b-big.json"]) - 1 >= 3
     for n, cuts in pieces.items():

@@ -21,7 +21,6 @@ import pytest
 import cdcfast
 from cdcfast import Catalog
 from cdcfast import spark as cs
-from cdcfast.formats._jsonmessages import split_points
 
 pytest.importorskip("pyspark")
 
@@ -281,7 +280,7 @@ def test_data_source_files_cut_at_object_starts(spark, tmp_path):
         files[name] = (folder, data, cat)
     split = int(0.05 * (1 << 20))
     for name, (folder, data, cat) in files.items():
-        cuts = split_points(data, split)
+        cuts = cdcfast.Decoder(FMT).split_points(data, split)
         assert len(cuts) - 1 >= 3, name
         assert all(data[c - 1:c + 1] == b"\n{" for c in cuts[1:-1])
         df = spark.read.format("cdcfast").option("format", FMT) \

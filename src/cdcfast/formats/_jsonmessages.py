@@ -1,7 +1,7 @@
 """What the JSON formats (debezium, olr, qlik) share outside their kernels: a table's layout
 (`LCol`, `Layout`), their catalog builders' messages as parsed documents (`catalog_from`,
 behind Catalog.from_debezium / from_olr / from_qlik), a JSON integer, whether a text can name
-a table or column, and where a stream of documents can be cut (`split_points`). How the
+a table or column, and where a stream of documents can be cut (`record_start`). How the
 decoders themselves read JSON text is cdcfast.formats._jsontext."""
 from __future__ import annotations
 
@@ -155,19 +155,3 @@ def record_start(data, offset: int) -> int:
     at = find(data, b"\n{", offset - 1)
     return len(data) if at < 0 else at + 1
 
-
-def split_points(data, step: int) -> list:
-    """Offsets where a stream can be cut, 0 and len(data) included: the first object line
-    start (record_start) at or after each multiple of `step`."""
-    n = len(data)
-    step = max(1, int(step))
-    cuts = [0]
-    target = step
-    while target < n:
-        at = record_start(data, target)
-        if at >= n:
-            break
-        cuts.append(at)
-        target = (at // step + 1) * step
-    cuts.append(n)
-    return cuts

@@ -24,8 +24,7 @@ from ._debezium_codes import (EN_B64 as B64, EN_B64DEC as B64DEC, EN_DAYS as DAY
                               EN_JSONTEXT as JSONTEXT, EN_MS as MS, EN_NS as NS,
                               EN_PLAIN as PLAIN, EN_US as US, EN_VSD as VSD,
                               EN_ZONED as ZONED)
-from ._jsonmessages import (LCol, Layout, documents, int_or_none, record_start,
-                             split_points)
+from ._jsonmessages import LCol, Layout, documents, int_or_none, record_start
 from .base import Format
 
 SOURCE = pa.struct([
@@ -254,10 +253,6 @@ class Debezium(Format):
     def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
         return record_start(data, offset)
 
-    def split_points(self, data, step: int, native: bool) -> list:
-        if len(data) <= step:
-            return [0, len(data)]
-        return split_points(data, step)
 
 
 def _adaptive_unit(p: int) -> int:

@@ -17,7 +17,7 @@ import re
 import pyarrow as pa
 
 from ..catalog import DATE32, STRING, TIMESTAMP, Catalog, Column, ColumnType, Table, parse_type
-from ._jsonmessages import LCol, Layout, documents, record_start, split_points
+from ._jsonmessages import LCol, Layout, documents, record_start
 from .base import Format, grown_table
 
 SOURCE = pa.struct([
@@ -203,10 +203,6 @@ class Olr(Format):
     def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
         return record_start(data, offset)
 
-    def split_points(self, data, step: int, native: bool) -> list:
-        if len(data) <= step:
-            return [0, len(data)]
-        return split_points(data, step)
 
 
 # -- OpenLogReplicator schema.columns (SPEC §5.4) -------------------------------------------

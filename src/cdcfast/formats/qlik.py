@@ -16,7 +16,7 @@ import pyarrow as pa
 from ..catalog import STRING, Catalog, Column, ColumnType, Table, parse_type
 from ..errors import show_value
 from ._jsonmessages import (LCol, Layout, documents, int_or_none, record_start,
-                             split_points, utf8_text)
+                             utf8_text)
 from .base import Format
 
 SOURCE = pa.struct([
@@ -142,10 +142,6 @@ class Qlik(Format):
     def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
         return record_start(data, offset)
 
-    def split_points(self, data, step: int, native: bool) -> list:
-        if len(data) <= step:
-            return [0, len(data)]
-        return split_points(data, step)
 
 
 # -- Qlik Replicate metadata messages (SPEC §5.5) -------------------------------------------
