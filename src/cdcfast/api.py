@@ -117,7 +117,7 @@ class Decoder:
         the requested catalog table up front)."""
         want = Want(self.catalog, table, headers=headers, messages=messages)
         want.projection = proj = self._projection(columns, headers)
-        want.flags = proj is None or proj.flags
+        want.flags = proj is None or proj.wants_flags
         t = want.requested_table()
         if proj is not None and t is not None and not headers:
             proj.check([c.name for c in t.columns], t.name)
@@ -401,14 +401,9 @@ class Decoder:
 
 
 def _names(columns):
-    """`columns=` as a list of names (comma-separated text is split), or None."""
-    if columns is None:
-        return None
-    if isinstance(columns, str):
-        return [c.strip() for c in columns.split(",")]
-    if isinstance(columns, Projection):
-        return list(columns.names)
-    return [str(c).strip() for c in columns]
+    """`columns=` as a list of names (comma-separated text is split; checked as envelope
+    names), or None."""
+    return None if columns is None else list(Projection(columns).names)
 
 
 def _image_columns(schema: pa.Schema, proj) -> set:

@@ -108,7 +108,7 @@ class Projection:
         return cls(columns, headers, flags)
 
     @property
-    def flags(self) -> bool:
+    def wants_flags(self) -> bool:
         """Whether `changed` or `present` is asked for (else the kernels build neither)."""
         return "changed" in self.top or "present" in self.top
 
