@@ -118,6 +118,7 @@ class Decoder:
         want = Want(self.catalog, table, headers=headers, messages=messages)
         want.projection = proj = self._projection(columns, headers)
         want.flags = proj is None or proj.wants_flags
+        want.before = proj is None or proj.reads_before
         t = want.requested_table()
         if proj is not None and t is not None and not headers:
             proj.check([c.name for c in t.columns], t.name)

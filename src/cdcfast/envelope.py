@@ -112,6 +112,13 @@ class Projection:
         """Whether `changed` or `present` is asked for (else the kernels build neither)."""
         return "changed" in self.top or "present" in self.top
 
+    @property
+    def reads_before(self) -> bool:
+        """Whether the `before` image is read (SPEC §1: not when `before` is not named): it
+        is when `before` is asked for, or `changed` (an update's changed compares the two
+        images)."""
+        return "before" in self.top or "changed" in self.top
+
     def check(self, table_columns, where: str = "the table") -> None:
         """A ValueError when a `before.COL`-style name is not a column of the table."""
         have = list(table_columns)

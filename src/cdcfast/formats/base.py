@@ -57,7 +57,8 @@ class Want:
         # the call's projection (envelope.Projection, None: every column; the API applies
         # it) and whether it asks for `changed` or `present` (else kernels may skip them)
         self.projection = None
-        self.flags = True
+        self.flags = True         # changed / present computed (a projection may not)
+        self.before = True        # the before image's values read (a projection may not)
         self.requested = None
         self.matched = False      # a record of the requested table was met
         if table is not None and table is not ALL:
