@@ -419,6 +419,9 @@ cdef class TableOut:
     # changed / present wanted (a projection without them, SPEC §1: neither is computed; their
     # columns stay false and null, and the projection drops them)
     cdef public bint want_flags
+    # the before image's values read (a projection naming neither before nor changed, SPEC
+    # §1: not; its columns stay null and the projection drops them)
+    cdef public bint want_before
     cdef int64_t* kind
     cdef int64_t* prec
     cdef int64_t* scale
@@ -466,6 +469,7 @@ cdef class TableOut:
         self.ncols = n
         self.images = images
         self.want_flags = True
+        self.want_before = True
         self.kind = <int64_t*>grow(NULL, (n + 1) * 8)
         self.prec = <int64_t*>grow(NULL, (n + 1) * 8)
         self.scale = <int64_t*>grow(NULL, (n + 1) * 8)
@@ -697,7 +701,7 @@ cdef class TableOut:
             for img in range(2):
                 c = <Column>(self.before[j] if img == 0 else self.after[j])
                 c.reserve(k)
-                if c.layout == VAR and c.dcap - c.dlen < tot:
+                if c.layout == VAR and c.dcap - c.dlen < tot and (img or self.want_before):
                     # not surely enough room (the chunk's whole bytes): count this column's
                     nb = 0
                     for i in range(k):
@@ -1028,8 +1032,11 @@ cdef class TableOut:
             for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
                 c.length += k
             for j in range(n):
-                self._column(sc, <Column>self.before[j], k, row0, j, 0, todo, known, hasb,
-                             nulls + j * nb)
+                if self.want_before:
+                    self._column(sc, <Column>self.before[j], k, row0, j, 0, todo, known,
+                                 hasb, nulls + j * nb)
+                else:
+                    _nulls_to(<Column>self.before[j], row0 + k)
                 self._column(sc, <Column>self.after[j], k, row0, j, 1, todo, known, hasa,
                              nulls + (n + j) * nb)
                 if self.want_flags:
@@ -1342,6 +1349,13 @@ cdef class TableOut:
         cch.length = row0 + k
         cpr.length = row0 + k
         return 0
+
+
+cdef inline void _nulls_to(Column c, int64_t length) noexcept:
+    """Rows up to `length` of a column not read are null (validity bits are zero already)."""
+    if c.layout == VAR:
+        offsets_to(c.offs, c.length, length, c.dlen)
+    c.length = length
 
 
 cdef inline void _bits_or(uint8_t* dst, int64_t at, const uint8_t* src, int64_t n) noexcept:

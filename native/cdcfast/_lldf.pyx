@@ -120,6 +120,7 @@ cdef class TableOut:
     cdef readonly int64_t ncols
     cdef readonly bint images
     cdef public bint want_flags     # changed / present wanted (see _ibm.TableOut.want_flags)
+    cdef public bint want_before    # the before image's values read (_ibm.TableOut.want_before)
     cdef int64_t* kind
     cdef int64_t* width
     cdef int64_t* prec
@@ -194,6 +195,7 @@ cdef class TableOut:
         self.ncols = n
         self.images = images
         self.want_flags = True
+        self.want_before = True
         self.kind = <int64_t*>grow(NULL, (n + 1) * 8)
         self.width = <int64_t*>grow(NULL, (n + 1) * 8)
         self.prec = <int64_t*>grow(NULL, (n + 1) * 8)
@@ -957,6 +959,8 @@ cdef class TableOut:
                 t = row0 - 8 * b0 + i0
                 self.nimg[side] = _rows(self.imgbm + side * nbs, NULL, t, t + i1 - i0, t,
                                         self.todoimg + side * BLOCK)
+                if side == 0 and not self.want_before:
+                    continue                        # not read: null, nothing checked
                 for j in range(n):
                     self._column(fr, side, j, i0, i1, row0)
             # the block's validity: where their image was read, less their nulls; then its
@@ -965,7 +969,7 @@ cdef class TableOut:
             # the bits are or-ed, the rows not yet walked have none.)
             tb0 = ((row0 + i0) >> 3) - b0
             tb1 = ((row0 + i1 - 1) >> 3) - b0 + 1
-            for side in range(2):
+            for side in range(0 if self.want_before else 1, 2):
                 cs = self.cb if side == 0 else self.ca
                 img = self.imgbm + side * nbs
                 for j in range(n):
@@ -973,7 +977,7 @@ cdef class TableOut:
                     vd = cs[j].valid + b0
                     for t in range(tb0, tb1):
                         vd[t] |= img[t] & ~nul[t]
-            if nupd and self.want_flags:
+            if nupd and self.want_flags and self.want_before:
                 for j in range(n):
                     _changed(self.cb + j, self.ca + j, self.cc[j].data, self.updbm + tb0,
                              b0 + tb0, tb1 - tb0)
@@ -991,6 +995,11 @@ cdef class TableOut:
             _or_bits(self.cp[j].valid + b0, self.okbm, nb)
             _or_bits(self.cp[j].data + b0, self.okbm, nb)
             _or_bits(self.cc[j].data + b0, self.insbm, nb)
+        if not self.want_before:
+            for j in range(n):
+                if self.cb[j].layout == VAR:
+                    offsets_to(self.cb[j].offs, (<Column>self.before[j]).length, row0 + k,
+                               self.cb[j].dlen)
         self._store(self.before, self.cb, row0 + k)
         self._store(self.after, self.ca, row0 + k)
         self._store(self.changed, self.cc, row0 + k)
@@ -1059,7 +1068,7 @@ cdef class TableOut:
                 nulls[j * nbs] |= bit
                 odd |= nb != 0xFF
             j += 1
-        if odd:
+        if odd and (side or self.want_before):     # (a before image not read: unchecked)
             for j in range(ncols):
                 if self.nullable[j] and wc[j].width == 0:
                     s = (vp[j * BLOCK] - p) - self.lsz[j] - 1   # the null byte's offset

@@ -56,10 +56,12 @@ class Projection:
     columns. Results keep envelope order (and table order inside a struct) whatever the order
     asked; ``_error`` always comes back, ``_corrupt_record`` only when named.
 
-    A projection only selects: the rows, their values and their ``_error`` are those of the
-    whole envelope (a value of an image left out is still checked, so a projection never
-    hides a bad record); what it saves is what is never built — the flag structs when neither
-    ``changed`` nor ``present`` is named, the image structs and ``source`` when not named."""
+    A projection selects: the rows, their values and their ``_error`` are those of the whole
+    envelope, but for one thing (SPEC §1): the before image is not read when neither
+    ``before`` nor ``changed`` is named (``reads_before``), so a bad value there is not
+    reported. What it saves: that image's conversion, the flag structs when neither
+    ``changed`` nor ``present`` is named, and the arrays of whatever is not named
+    (docs/contract.md §1.7)."""
 
     def __init__(self, columns, headers: bool = False, flags: str = "struct"):
         if flags not in FLAG_FORMS:

@@ -147,6 +147,7 @@ class _NativeRun:
                 (f.options["hex_encoding"] or "utf-8") == "utf-8",
                 f.options["hex_encoding"] is not None)
             o.out.want_flags = self.want.flags
+            o.out.want_before = self.want.before
         return o.out
 
     # -- the loop --------------------------------------------------------------------------

@@ -132,6 +132,7 @@ class _Run:
                 fmt.asc, fmt.u8, fmt.u8len, fmt.space, fmt.options["float_format"] == "hfp",
                 fmt.encoding == "ascii", fmt.cpchars)
             o.out.want_flags = self.want.flags
+            o.out.want_before = self.want.before
         return o.out
 
     # -- the loop --------------------------------------------------------------------------

@@ -606,6 +606,9 @@ class PartDecoder:
                 fld = f[fi]
                 raw = data[fld.start:fld.end]
                 sent_null[img][col.name] = fld.is_null
+                if img == "before" and not self.want.before:
+                    images[img][col.name] = None    # not read (SPEC §1): nothing checked
+                    continue
                 if not has:
                     if not fld.is_null:     # an insert's before / a delete's after: empty
                         errors.append((fi, E_INSERT_BEFORE if op == "c" else E_DELETE_AFTER,

@@ -608,8 +608,9 @@ class ImageReader:
             return Problem(rec.where(0), E_DATA_LEN, "DATA", total, len(data))
         return None
 
-    def read(self, rec: Logical, op, table) -> Images:
-        """The images of a u / c / d record whose DATA passed check_data."""
+    def read(self, rec: Logical, op, table, before: bool = True) -> Images:
+        """The images of a u / c / d record whose DATA passed check_data; `before` False:
+        the before image's values are not read (SPEC §1), only where its columns lie."""
         out = Images()
         data = rec.data
         wants = IMAGES[op]
@@ -635,17 +636,19 @@ class ImageReader:
         layout = self.fmt.layouts[table.name]
         read_all = True
         for name, (start, ilen) in spans.items():
-            image, problems = self.image(rec, name, start, ilen, table, layout)
+            image, problems = self.image(rec, name, start, ilen, table, layout,
+                                         before or name != "before")
             setattr(out, name, image)
             out.problems += problems
             read_all = read_all and image is not None
         out.read = read_all
         return out
 
-    def image(self, rec, name, start, ilen, table, layout):
+    def image(self, rec, name, start, ilen, table, layout, values_too: bool = True):
         """(values by column name or None, problems) of one image: its u16 length at
         `start`, then its columns in catalog order. An image whose columns do not use
-        exactly its length is null, and that error replaces its value errors."""
+        exactly its length is null, and that error replaces its value errors. Without
+        `values_too`, only where the columns lie: every value null, none checked."""
         data = rec.data
         pos = start + 2
         end = pos + ilen
@@ -664,7 +667,7 @@ class ImageReader:
                 if pos + 1 > end:
                     return short()
                 flag = data[pos]
-                if flag == 0xFF:
+                if flag == 0xFF or not values_too:
                     null = True
                 elif flag != 0x00:
                     problems.append(Problem(rec.where(pos), E_NULL_BYTE, field, flag))
@@ -685,7 +688,7 @@ class ImageReader:
                     return short()
                 raw = data[pos:pos + n]
                 pos += n
-            if null:
+            if null or not values_too:
                 values[col.name] = None
                 continue
             ok, value = self.values.value(kind, col.type, raw)
@@ -896,7 +899,7 @@ class PartDecoder:
             if bad_data is not None:
                 problems.append(bad_data)
             elif self.images and op in IMAGES:
-                imgs = self.reader.read(rec, op, table)
+                imgs = self.reader.read(rec, op, table, self.want.before)
                 problems += imgs.problems
                 row["before"], row["after"] = imgs.before, imgs.after
                 if imgs.read:
