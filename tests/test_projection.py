@@ -324,3 +324,127 @@ def test_wide_tables_get_binary_bitmasks():
     assert [j for j in range(n) if got[0][j // 8] >> (j % 8) & 1] == list(range(0, n, 3))
     with pytest.raises(ValueError, match="flags must be one of struct, bitmask"):
         cdcfast.Decoder("qlik", flags="bits")
+
+
+# == JSON formats: a projection without before reads no before values (SPEC §1) ==============
+# (debezium, olr, qlik; native kernels and reference twins alike). The before image's keys are
+# still matched (present, "given twice", keys the table lacks, the struct's validity) and its
+# values still checked as JSON, but not converted: a value no column type takes is no error
+# when neither `before` nor `changed` is asked for. A qlik DELETE's `data` is its before image
+# and the record's only one: it is read always.
+JSON_FORMATS = ["debezium", "olr", "qlik"]
+_JSON_NO_BEFORE = ["op", "after", "seq"]
+
+
+def _json_errors(t: pa.Table) -> list:
+    return t.column("_error").to_pylist()
+
+
+@functools.lru_cache(maxsize=None)
+def _json_before_error(fmt: str, op: str):
+    """(data, catalog, table, row) of the generated stream with one byte replaced so that the
+    whole decode of `table` has a row of operation `op` whose `_error` names a before value;
+    found deterministically (a seeded walk over the bytes inside records, bounded)."""
+    data, cat = generate(fmt, 300, table_width=6, tables=2, seed=5)
+    tables = [t.name for t in cat.tables]
+    rnd = random.Random(11)
+    for _ in range(3000):
+        i = rnd.randrange(len(data))
+        if data[i] in b'{}[]":,\\ \t\r\n':
+            continue                    # inside a record's values, its structure kept
+        new = rnd.choice(b"x7.=")         # ("10.1" is JSON but no integer, "A=Cu" no base64)
+        if data[i] == new:
+            continue
+        mutated = data[:i] + bytes([new]) + data[i + 1:]
+        for table in tables:
+            full = cdcfast.decode(mutated, fmt, catalog=cat, table=table)
+            ops = full.column("op").to_pylist()
+            for row, err in enumerate(_json_errors(full)):
+                if err is not None and err.startswith("before.") and ops[row] == op:
+                    return mutated, cat, table, row
+    raise AssertionError(f"{fmt}: no mutation gives a before error in 3000 tries")
+
+
+def _json_decode(kind: str, fmt: str, cat, data, table, columns=None, mode="PERMISSIVE"):
+    """(table, last_stats) of one decode."""
+    dec = DECODERS[kind](fmt, catalog=cat, mode=mode)
+    got = dec.decode(data, table=table, columns=columns)
+    return got, dict(dec.last_stats)
+
+
+@pytest.mark.parametrize("kind", sorted(DECODERS))
+@pytest.mark.parametrize("fmt", JSON_FORMATS)
+def test_json_no_before_values_without_before(fmt, kind):
+    data, cat, table, row = _json_before_error(fmt, "u")
+    full, full_stats = _json_decode(kind, fmt, cat, data, table)
+    assert _json_errors(full)[row].startswith("before.")
+    got, stats = _json_decode(kind, fmt, cat, data, table, _JSON_NO_BEFORE)
+    errs, full_errs = _json_errors(got), _json_errors(full)
+    assert errs[row] is None or not errs[row].startswith("before.")
+    # every row as the whole decode has it, but for an error naming a before value
+    rows, full_rows = got.to_pylist(), full.to_pylist()
+    assert len(rows) == len(full_rows)
+    for r, (a, b) in enumerate(zip(rows, full_rows)):
+        assert {n: a[n] for n in _JSON_NO_BEFORE} == {n: b[n] for n in _JSON_NO_BEFORE}, r
+        if full_errs[r] is None or not full_errs[r].startswith("before."):
+            assert errs[r] == full_errs[r], r
+        else:
+            assert errs[r] is None or not errs[r].startswith("before."), r
+    # the keys are matched still: the counts of the call are those of the whole decode
+    assert stats["extra_columns"] == full_stats["extra_columns"]
+    assert {k: v for k, v in stats.items() if k != "errors"} == \
+        {k: v for k, v in full_stats.items() if k != "errors"}
+    assert stats["errors"] < full_stats["errors"]
+    # asking for before (or changed, which compares the images) reads them: the same errors
+    for names in (["op", "before"], ["op", "changed"]):
+        some, _ = _json_decode(kind, fmt, cat, data, table, names)
+        assert _json_errors(some) == full_errs, names
+    # DROPMALFORMED keeps what only a before value made malformed
+    kept, _ = _json_decode(kind, fmt, cat, data, table, "seq", "DROPMALFORMED")
+    dropped, _ = _json_decode(kind, fmt, cat, data, table, None, "DROPMALFORMED")
+    seqs = full.column("seq").to_pylist()
+    assert kept.column("seq").to_pylist() == [s for s, e in zip(seqs, errs) if e is None]
+    assert dropped.column("seq").to_pylist() == [s for s, e in zip(seqs, full_errs)
+                                                 if e is None]
+    assert kept.num_rows > dropped.num_rows
+
+
+@pytest.mark.parametrize("fmt", JSON_FORMATS)
+def test_json_native_and_reference_agree_without_before(fmt):
+    data, cat, table, _ = _json_before_error(fmt, "u")
+    for names in (_JSON_NO_BEFORE, ["op", "before"], ["op", "changed"], ["op", "present"],
+                  "seq"):
+        a, a_stats = _json_decode("native", fmt, cat, data, table, names)
+        b, b_stats = _json_decode("reference", fmt, cat, data, table, names)
+        assert a.equals(b), names
+        assert a_stats == b_stats, names
+
+
+@pytest.mark.parametrize("kind", sorted(DECODERS))
+def test_json_qlik_delete_data_is_read_without_before(kind):
+    """A DELETE's `data` is its before image but the record's only one: read always, so a
+    value of it no column type takes stays an error without `before`."""
+    data, cat, table, row = _json_before_error("qlik", "d")
+    full, _ = _json_decode(kind, "qlik", cat, data, table)
+    got, _ = _json_decode(kind, "qlik", cat, data, table, _JSON_NO_BEFORE)
+    assert _json_errors(got)[row] == _json_errors(full)[row]
+    assert _json_errors(got)[row].startswith("before.")
+
+
+@pytest.mark.parametrize("kind", sorted(DECODERS))
+@pytest.mark.parametrize("fmt", JSON_FORMATS)
+def test_json_clean_stream_without_before(fmt, kind):
+    """A clean stream: `present` (a delete's: the keys its before image sent) and `after`
+    are those of the whole decode."""
+    data, cat = generate(fmt, 300, table_width=6, tables=2, seed=5)
+    names = ["op", "after", "present"]
+    for t in cat.tables:
+        full, full_stats = _json_decode(kind, fmt, cat, data, t.name)
+        got, stats = _json_decode(kind, fmt, cat, data, t.name, names)
+        assert got.column_names == names + ["_error"]
+        assert "d" in full.column("op").to_pylist()
+        assert got.to_pylist() == [{n: r[n] for n in names + ["_error"]}
+                                   for r in full.to_pylist()]
+        assert stats == full_stats
+        assert got.equals(_json_decode("native" if kind == "reference" else "reference",
+                                       fmt, cat, data, t.name, names)[0])

@@ -289,7 +289,8 @@ cdef class Scanner(Walker):
                     self.pre_a = True
                 else:
                     self.pre_b = True
-                e = self.walk_image(o, o.length, v, f == H_AFTER, depth + 1)
+                e = self.walk_image(o, o.length, v, f == H_AFTER, depth + 1,
+                                    f == H_AFTER or o.want_before)
             else:
                 e = self.skip(v, 512 - depth)
             if e == BAD:
@@ -838,8 +839,9 @@ cdef class Scanner(Walker):
         if self.twice(o, row, f):
             return False
         if v >= 0 and b[v] == 123:
-            if not read:
-                self.walk_image(o, row, v, f == H_AFTER, 3 if self.envelope else 2)
+            if not read:                # (a projection without before: its values skipped)
+                self.walk_image(o, row, v, f == H_AFTER, 3 if self.envelope else 2,
+                                f == H_AFTER or o.want_before)
             col_valid(o.after_v if f == H_AFTER else o.before_v, row)
             return True
         if v >= 0 and b[v] != 110:

@@ -954,6 +954,7 @@ cdef class Scanner(Walker):
         cdef const uint8_t* b = self.buf
         cdef int64_t f = E_AFTER if which else E_BEFORE, v = self.hp[f], i, e, w
         cdef int r
+        cdef bint values
         has[0] = False
         if v < 0 or self.twice(o, row, f) or b[v] == 110:
             return 0
@@ -965,13 +966,14 @@ cdef class Scanner(Walker):
         if b[v] != 123 and b[v] != 91:
             o.add_problem(row, f, P_NOT_OBJECT, v, v, self.he[f])
             return 0
+        values = which or o.want_before     # (a projection without before: values skipped)
         if b[v] == 123:
-            r = self.image(o, row, v, which)
+            r = self.image(o, row, v, which, values)
         else:
             r = 0
             i = ws(b, v + 1, self.dend)
             while b[i] != 93:
-                r = self.image(o, row, i, which)
+                r = self.image(o, row, i, which, values)
                 if r != 0:
                     break
                 i = ws(b, value_end(b, i, self.dend), self.dend)

@@ -762,12 +762,15 @@ cdef class Scanner(Walker):
 
     cdef int64_t pre_image(self, int64_t v, bint data, int depth) except -2:
         """The image object at v, read into the predicted row (data: the after columns,
-        beforeData: the before ones), each step checked; returns its end, or BAD."""
+        beforeData: the before ones), each step checked; returns its end, or BAD. A
+        projection without before skips beforeData's values, never data's: a DELETE's data
+        is its before image but the record's only one (moved there by `to_before`)."""
+        cdef Out o = <Out>self.outs[self.pre_slot]
         if data:
             self.pre_d = True
         else:
             self.pre_b = True
-        return self.walk_image(<Out>self.outs[self.pre_slot], self.pre_row, v, data, depth)
+        return self.walk_image(o, self.pre_row, v, data, depth, data or o.want_before)
 
     # -- row images --------------------------------------------------------------------------
     cdef int images_of(self, Out o, int64_t row, int op) except -1:
@@ -808,7 +811,9 @@ cdef class Scanner(Walker):
         if b[v] != 123:
             o.add_problem(row, f, P_NOT_OBJECT, v, v, self.he[f])
             return 0
-        r = self.image(o, row, v, after)
+        # a projection without before skips beforeData's values, never data's (a DELETE's
+        # data, read into the before columns, is the record's only image)
+        r = self.image(o, row, v, after, f == self.fd or o.want_before)
         if r != 0:
             return r
         col_valid(o.after_v if after else o.before_v, row)

@@ -34,6 +34,7 @@ cdef class Out:
     cdef readonly int64_t ncols
     cdef readonly bint images
     cdef public bint want_flags         # changed / present wanted (a projection may not)
+    cdef public bint want_before        # the before image's values converted (else skipped)
     cdef public Column op, source_op, schema, table, txid, commit_ts, change_ts
     cdef public Column commit_pos, change_pos, seq
     cdef public list src                # the source struct's fields

@@ -23,6 +23,7 @@ cdef class Out:
         cdef int64_t j, n = len(kinds) if images else 0
         self.images = images
         self.want_flags = True
+        self.want_before = True
         self.derived = derived and images
         self.ncols = 0
         self.kind = self.prec = self.scl = NULL

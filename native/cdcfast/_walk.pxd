@@ -95,10 +95,10 @@ cdef class Walker:
     cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
                      int esc) except -1
     @cython.final
-    cdef int image(self, Out o, int64_t row, int64_t v, bint after) except -1
+    cdef int image(self, Out o, int64_t row, int64_t v, bint after, bint values) except -1
     @cython.final
     cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
-                            int depth) except -2
+                            int depth, bint values) except -2
     cdef void extra_key(self, int64_t k, int64_t e, bint after) noexcept
     @cython.final
     cdef void reset_fields(self, int64_t a, int64_t z) noexcept

@@ -319,11 +319,12 @@ cdef class Walker:
         c, 2 for a lone surrogate in a text, else 0: the format's reading of values."""
         raise NotImplementedError
 
-    cdef int image(self, Out o, int64_t row, int64_t v, bint after) except -1:
+    cdef int image(self, Out o, int64_t row, int64_t v, bint after, bint values) except -1:
         """The (well-formed) image object at v into the row's after (or before) columns, each
-        value by the format's `value`; keys matched against the names the previous row had
-        there; 0, or STOP_COLUMN when a layout typed by the data meets a key it lacks (an
-        array form's one-member objects come here one by one)."""
+        value by the format's `value` (without `values`, skipped as a key the table lacks is:
+        a projection that reads no before image, SPEC §1); keys matched against the names the
+        previous row had there; 0, or STOP_COLUMN when a layout typed by the data meets a key
+        it lacks (an array form's one-member objects come here one by one)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, f0, ln
         cdef int esc
@@ -364,16 +365,18 @@ cdef class Walker:
                     e = token_end(b, w, end)
                 else:
                     sent[j] = 1
-                    e = self.value(o, c, j, row, w, f0 + j)
+                    e = self.value(o, c, j, row, w, f0 + j) if values else token_end(b, w, end)
             i = ws(b, e, end)
             if b[i] == 125:
                 return 0
             i = ws(b, i + 1, end)
 
     cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
-                            int depth) except -2:
+                            int depth, bint values) except -2:
         """The image object at v (nested `depth` deep) into the row's after (or before)
-        columns, each value by the format's `value`, each step checked when the walk checks (a
+        columns, each value by the format's `value` (without `values`, only checked by `skip`
+        as a key the table lacks is: a projection that reads no before image, SPEC §1; its
+        keys are matched all the same), each step checked when the walk checks (a
         format may read images as its walk meets them, before it knows their row's table:
         into the output it guesses, taken back when wrong); returns the object's end, or BAD.
         Keys are matched against the names the previous row had there; one the layout lacks
@@ -424,7 +427,10 @@ cdef class Walker:
                     e = self.skip(w, 512 - depth)
                 else:
                     sent[j] = 1
-                    e = self.value(o, c, j, row, w, f0 + j)
+                    if values:
+                        e = self.value(o, c, j, row, w, f0 + j)
+                    else:
+                        e = self.skip(w, 512 - depth)
             if e == BAD:
                 return BAD
             i = self.after_value(e, 125, &done)

@@ -98,6 +98,7 @@ class KernelRun:
         if cols and hasattr(cols[0], "lob"):
             out.lob = bytes(bool(c.lob) for c in cols)
         out.want_flags = self.want.flags
+        out.want_before = self.want.before
         slot = self.sc.add_output(out)
         o = self.outputs[key] = _Output(key, layout, self.images, slot, out)
         self.by_slot.append(o)

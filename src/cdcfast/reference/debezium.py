@@ -523,6 +523,8 @@ class PartDecoder(RoutedRows):
             if k in bad:
                 problems.append(Problem(field, path + (k,), "given twice", 2, True))
                 continue
+            if img == "before" and not self.want.before:
+                continue        # a projection without before: its values not read (SPEC §1)
             if v is None:
                 if not col.nullable:
                     problems.append(Problem(field, path + (k,), "null in NOT NULL column"))

@@ -609,6 +609,8 @@ class PartDecoder(RoutedRows):
                 sent.add(name)
                 continue
             sent.add(name)
+            if img == "before" and not self.want.before:
+                continue        # a projection without before: its values not read (SPEC §1)
             if v is None:
                 if not col.nullable:
                     problems.append(Problem(field, vpath, "null in NOT NULL column"))

@@ -540,11 +540,15 @@ class PartDecoder:
                 problems.append(Problem(".".join(path), path,
                                         lambda raw: f"{shown(raw)} is not an object"))
                 continue
-            read[img] = self.image(img, v, path, lay, problems)
+            # a projection without before skips beforeData's values (SPEC §1), never data's:
+            # a DELETE's data is its before image but the record's only one
+            read[img] = self.image(img, v, path, lay, problems,
+                                   read_values=k == "data" or self.want.before)
         flags(row, op, read["before"], read["after"], *masks, lay.columns)
 
-    def image(self, img, obj, path, lay, problems):
-        """(values by column, the set of columns sent) of one image object."""
+    def image(self, img, obj, path, lay, problems, read_values=True):
+        """(values by column, the set of columns sent) of one image object (without
+        `read_values`, only its keys: every value null)."""
         values, sent = {}, set()
         twice = dups(obj)
         for k, v in obj.items():
@@ -559,6 +563,8 @@ class PartDecoder:
             field = f"{img}.{k}"
             if k in twice:
                 problems.append(Problem(field, path + (k,), "given twice", 2, True))
+                continue
+            if not read_values:
                 continue
             if v is None:
                 if not col.nullable:
