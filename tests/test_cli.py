@@ -49,6 +49,7 @@ def test_bench_on_spark_prints_every_contender(spark, capsys, tmp_path):
              "cdcfast data source, columns=op,commit_ts,commit_pos,seq,after",
              "cdcfast data source, flags=bitmask",
              "mapInArrow identity (transfer floor)", "mapInArrow answering pre-decoded events",
+             "mapInArrow answering pre-decoded events, columns=op,commit_ts,commit_pos,seq,after",
              "data source of pre-decoded events")
     for name in names:
         assert re.search(rf"^{re.escape(name)} +[0-9.]+ +[0-9,]+ +[0-9.]+x", text, re.M), name
@@ -58,6 +59,7 @@ def test_bench_on_spark_prints_every_contender(spark, capsys, tmp_path):
     assert "against the envelope's own cost (no decoding)" in text
     assert "columns=op,commit_ts,commit_pos,seq,after: data source / from_csv" in text
     assert "flags as bitmasks: data source" in text
+    assert "columns=…, no decoding: mapInArrow answering pre-decoded events" in text
     assert spark.range(2).count() == 2                              # the session still runs
 
 
