@@ -6,14 +6,15 @@
 """
 from . import _native_state
 from .api import Decoder, decode, decode_tables, headers, read_batches
+from .apply import Applier, apply_changes, net_changes
 from .catalog import Catalog
 from .errors import DecodeError
 from .formats import names as formats
 
 __version__ = "0.1.0"
-__all__ = ["Catalog", "DecodeError", "Decoder", "decode", "decode_tables", "formats",
-           "headers", "native_available", "read_batches", "reference", "encode",
-           "release_memory"]
+__all__ = ["Applier", "Catalog", "DecodeError", "Decoder", "apply_changes", "decode",
+           "decode_tables", "formats", "headers", "native_available", "net_changes",
+           "read_batches", "reference", "encode", "release_memory"]
 
 
 def native_available() -> bool:

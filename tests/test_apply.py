@@ -1,0 +1,228 @@
+"""Apply (SPEC §9): `net_changes` and `apply_changes(scd=1)` against an independent model —
+a few lines of plain Python that apply the events one by one to a dict — on hypothesis-drawn
+event sequences: shuffled, replayed, partial images, key changes, deletes then re-inserts,
+truncates, error rows and null keys."""
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cdcfast
+from cdcfast.apply import POSITION, parse_position, position_text
+
+COLUMNS = [("ID", pa.int64()), ("A", pa.string()), ("B", pa.int64())]
+IMAGE = pa.struct(COLUMNS)
+FLAGS = pa.struct([(n, pa.bool_()) for n, _ in COLUMNS])
+SCHEMA = pa.schema([("op", pa.string()), ("commit_ts", pa.timestamp("us", "UTC")),
+                    ("commit_pos", pa.binary()), ("change_pos", pa.binary()),
+                    ("seq", pa.int64()), ("before", IMAGE), ("after", IMAGE),
+                    ("changed", FLAGS), ("present", FLAGS), ("_error", pa.string())])
+NAMES = [n for n, _ in COLUMNS]
+
+
+# -- the model ----------------------------------------------------------------------------------
+def pos(r):
+    """The log position as a sortable tuple, nulls first."""
+    return tuple(x for v in (r["commit_pos"], r["change_pos"], r["seq"])
+                 for x in (v is not None, v if v is not None else 0))
+
+
+def model(events: list, target: dict | None = None, since=None):
+    """(state: key → row, high-water position) after applying `events` one by one."""
+    state = dict(target or {})
+    rows = [r for r in events if r["_error"] is None]
+    if since is not None:
+        s = pos(dict(zip(("commit_pos", "change_pos", "seq"), since)))
+        rows = [r for r in rows if pos(r) > s]
+    rows.sort(key=pos)
+    applied = set()
+    for r in rows:
+        if r["op"] == "t":
+            state.clear()
+            continue
+        img = r["before"] if r["op"] == "d" else r["after"]
+        if r["op"] not in ("c", "r", "u", "d") or img is None or img["ID"] is None:
+            continue
+        k = img["ID"]
+        if (k, pos(r)) in applied:
+            continue
+        applied.add((k, pos(r)))
+        if r["op"] == "d":
+            state.pop(k, None)
+            continue
+        b = r["before"]
+        if r["op"] == "u" and b is not None and b["ID"] is not None and b["ID"] != k:
+            state.pop(b["ID"], None)
+        prev = state.get(k)
+        sent = r["present"]
+        state[k] = {c: r["after"][c] if sent is None or sent[c] is not False
+                    else (prev[c] if prev else None) for c in NAMES}
+    last = max(rows, key=pos) if rows else None
+    high = (last["commit_pos"], last["change_pos"], last["seq"]) if last else since
+    return state, high
+
+
+def rows_of(table: pa.Table) -> dict:
+    return {r["ID"]: r for r in table.to_pylist()}
+
+
+# -- events -------------------------------------------------------------------------------------
+@st.composite
+def event_lists(draw):
+    n = draw(st.integers(0, 40))
+    events = []
+    for i in range(n):
+        op = draw(st.sampled_from("ccuuuudrt" if draw(st.booleans()) else "cuud"))
+        key = draw(st.one_of(st.integers(0, 5), st.none()) if draw(st.integers(0, 9)) == 0
+                   else st.integers(0, 5))
+
+        def image(k):
+            return {"ID": k, "A": draw(st.one_of(st.none(), st.text("xyz", max_size=3))),
+                    "B": draw(st.integers(-3, 3))}
+
+        before = after = present = None
+        if op == "t":
+            key = None
+        if op in "ud":
+            before = image(draw(st.sampled_from([key, key, key, draw(st.integers(0, 5))])))
+        if op in "cur":
+            after = image(key)
+            present = {c: draw(st.booleans()) if c != "ID" and draw(st.booleans()) else True
+                       for c in NAMES}
+            if draw(st.integers(0, 7)) == 0:
+                present = None
+        if op == "d":
+            before["ID"] = key
+        events.append({
+            "op": op, "commit_ts": None,
+            "commit_pos": bytes([draw(st.integers(0, 6))]) if draw(st.integers(0, 15))
+            else None,
+            "change_pos": draw(st.sampled_from([None, b"\x00", b"\x01\x02"])),
+            "seq": draw(st.integers(0, 3)), "before": before, "after": after,
+            "changed": None, "present": present,
+            "_error": "x: bad (message 0, byte 1)" if draw(st.integers(0, 12)) == 0 else None})
+    # replays: some events again, anywhere
+    for e in draw(st.lists(st.sampled_from(events), max_size=5)) if events else []:
+        events.insert(draw(st.integers(0, len(events))), dict(e))
+    return events
+
+
+def table(events: list) -> pa.Table:
+    t = pa.Table.from_pylist(events, schema=SCHEMA)
+    return t.replace_schema_metadata({b"cdcfast.key": b'["ID"]', b"cdcfast.table": b"T"})
+
+
+def relaxed(f):
+    return settings(max_examples=80, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])(f)
+
+
+# -- SCD type 1 ---------------------------------------------------------------------------------
+@relaxed
+@given(event_lists())
+def test_scd1_is_the_model(events):
+    got = cdcfast.apply_changes(table(events))
+    state, high = model(events)
+    assert rows_of(got) == state
+    assert got.column_names == NAMES
+    assert got.column("ID").to_pylist() == sorted(state)
+    meta = got.schema.metadata
+    if high is None:
+        assert POSITION not in meta
+    else:
+        assert parse_position(meta[POSITION].decode()) == high
+
+
+@relaxed
+@given(event_lists(), st.integers(0, 40))
+def test_two_calls_are_one(events, cut):
+    """Continuing from a result skips what it holds: the first `cut` events in log order,
+    then all of them again (replays across calls), equal one call."""
+    ok = sorted((e for e in events if e["_error"] is None), key=pos)
+    first = ok[:cut]
+    a = cdcfast.apply_changes(table(first)) if first else None
+    if a is None:
+        return
+    b = cdcfast.apply_changes(table(events), target=a)
+    state, _ = model(events, *_continue(first))
+    assert rows_of(b) == state
+    again = cdcfast.apply_changes(table(events), target=b)
+    assert rows_of(again) == rows_of(b)
+    assert again.schema.metadata[POSITION] == b.schema.metadata[POSITION]
+
+
+def _continue(first):
+    state, high = model(first)
+    return state, high
+
+
+@relaxed
+@given(event_lists())
+def test_a_target_of_rows_is_continued(events):
+    target_rows = {k: {"ID": k, "A": "old", "B": 100 + k} for k in (0, 2, 4, 9)}
+    target = pa.Table.from_pylist(list(target_rows.values()), schema=pa.schema(COLUMNS))
+    got = cdcfast.apply_changes(table(events), target=target)
+    state, _ = model(events, target_rows)
+    assert rows_of(got) == state
+
+
+# -- net changes --------------------------------------------------------------------------------
+@relaxed
+@given(event_lists())
+def test_net_changes_apply_as_the_events_do(events):
+    """At most one event per key, and applying them does what applying every event does —
+    to an empty table and to one that has rows."""
+    net = cdcfast.net_changes(table(events))
+    assert net.schema == SCHEMA
+    rows = net.to_pylist()
+    truncates = [r for r in rows if r["op"] == "t"]
+    assert len(truncates) <= 1 and (not truncates or rows[0]["op"] == "t")
+    keys = [(r["before"] if r["op"] == "d" else r["after"])["ID"] for r in rows
+            if r["op"] != "t"]
+    assert len(keys) == len(set(keys))
+    target_rows = {k: {"ID": k, "A": "old", "B": 100 + k} for k in (0, 2, 4, 9)}
+    for start in ({}, target_rows):
+        assert model(net.to_pylist(), start)[0] == model(events, start)[0]
+
+
+# -- counts, keys, positions ---------------------------------------------------------------------
+def test_stats_count_what_was_skipped():
+    ev = [dict(op="c", commit_ts=None, commit_pos=b"\x01", change_pos=None, seq=0, before=None,
+               after={"ID": 1, "A": "a", "B": 1}, changed=None, present=None, _error=None)]
+    ev.append(dict(ev[0]))                                              # a replay
+    ev.append(dict(ev[0], seq=1, after={"ID": None, "A": "a", "B": 1}))  # no key
+    ev.append(dict(ev[0], seq=2, _error="B: bad (message 0, byte 3)"))   # an error
+    ev.append(dict(ev[0], op="d", seq=3, before={"ID": 1, "A": "a", "B": 1}, after=None))
+    ev.append(dict(ev[0], op="t", seq=4, after=None))
+    ev.append(dict(ev[0], seq=5, after={"ID": 2, "A": "b", "B": 2}))
+    app = cdcfast.Applier(key="ID")
+    got = app.apply(table(ev))
+    assert got.to_pylist() == [{"ID": 2, "A": "b", "B": 2}]
+    # events = applied + skipped_errors + skipped_no_key + replays; what the truncate
+    # removed was applied first
+    assert app.last_stats == {"events": 7, "applied": 4, "skipped_errors": 1,
+                              "skipped_no_key": 1, "replays": 1, "deletes": 1,
+                              "truncates": 1}
+    got = app.apply(table(ev[:5]))
+    assert got.num_rows == 0
+    assert app.last_stats == {"events": 5, "applied": 2, "skipped_errors": 1,
+                              "skipped_no_key": 1, "replays": 1, "deletes": 1,
+                              "truncates": 0}
+
+
+def test_the_key_comes_from_the_schema_or_the_call():
+    t = table([])
+    with pytest.raises(ValueError, match="key=…"):
+        cdcfast.apply_changes(t.replace_schema_metadata(None))
+    with pytest.raises(ValueError, match="NOPE"):
+        cdcfast.apply_changes(t, key="NOPE")
+    assert cdcfast.apply_changes(t).num_rows == 0
+
+
+def test_positions_round_trip_as_text():
+    for p in [(b"\x00\x01", None, 5), (None, None, None), (b"", b"\xff", -1)]:
+        assert parse_position(position_text(p)) == p
+    with pytest.raises(ValueError, match="not a cdcfast position"):
+        parse_position("zz")
