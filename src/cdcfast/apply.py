@@ -131,11 +131,18 @@ class Applier:
             later = _later(t, since)
             stats["replays"] += int((ok & ~later).sum())
             ok &= later
-        rows = np.flatnonzero(ok)
-        t = t.take(pa.array(rows))
-        order = pc.sort_indices(t, sort_keys=[(n, "ascending", "at_start") for n in LOG]) \
-            .to_numpy()
-        t = t.take(pa.array(order))
+        # what the fold reads, taken in log order (the images' values: at the end, once)
+        full = t
+        before_full, after_full = full.column("before"), full.column("after")
+        lean = {"op": full.column("op"), **{n: full.column(n) for n in LOG},
+                "present": full.column("present"), "row": pa.array(np.arange(full.num_rows))}
+        for i, k in enumerate(key):
+            lean[f"b{i}"] = pc.struct_field(before_full, k)
+            lean[f"a{i}"] = pc.struct_field(after_full, k)
+        t = pa.table(lean).filter(pa.array(ok))
+        order = pc.sort_indices(t, sort_keys=[(n, "ascending", "at_start") for n in LOG])
+        t = t.take(order)
+        orig = t.column("row").to_numpy()          # row of `full` of each row of t
         high = _position_of(t, t.num_rows - 1) if t.num_rows else since
         op = t.column("op")
         is_t = _bools(pc.equal(op, "t"))
@@ -144,16 +151,15 @@ class Applier:
         pre = np.zeros(n, dtype=bool)       # before the last truncate: applied, then gone
         if is_t.any():
             last_t = int(np.flatnonzero(is_t)[-1])
-            truncated = t.slice(last_t, 1)          # the last truncate: net_changes says it
+            truncated = full.slice(int(orig[last_t]), 1)   # the last one: net_changes says it
             stats["truncates"] = int(is_t.sum())
             stats["applied"] += int(is_t.sum())
             pre = np.arange(n) < last_t
         is_d = _bools(pc.equal(op, "d"))
         is_up = _bools(pc.is_in(op, pa.array(["c", "r", "u"])))
-        after, before = t.column("after"), t.column("before")
         # the key: after's, before's for a delete
-        keys = [pc.if_else(pa.array(is_d), pc.struct_field(before, k), pc.struct_field(after, k))
-                for k in key]
+        keys = [pc.if_else(pa.array(is_d), t.column(f"b{i}"), t.column(f"a{i}"))
+                for i in range(len(key))]
         has_key = np.ones(n, dtype=bool)
         for k in keys:
             has_key &= np.asarray(k.is_valid().to_numpy(zero_copy_only=False), bool)
@@ -163,7 +169,7 @@ class Applier:
         # an update that moves its key: a delete of the old key first
         is_u = _bools(pc.equal(op, "u")) & live
         moved = np.zeros(n, dtype=bool)
-        old = [pc.struct_field(before, k) for k in key]
+        old = [t.column(f"b{i}") for i in range(len(key))]
         if is_u.any():
             old_valid = np.ones(n, dtype=bool)
             for o in old:
@@ -239,11 +245,11 @@ class Applier:
             lp = np.maximum.accumulate(np.where(mask, ar, -1)) if m else ar
             cand = lp[gend] if m else gend
             ok_c = cand >= np.maximum(gstart, ld + 1)
-            rows_c = np.where(ok_c, src[np.where(ok_c, cand, 0)] if m else cand, -1)
+            rows_c = np.where(ok_c, orig[src[np.where(ok_c, cand, 0)]] if m else cand, -1)
             values[c] = rows_c
             sent[c] = ok_c
-        return Folded(t, key, columns, key_cols, gstart, gend, src, dele, synthetic, ld,
-                      values, sent, truncated, after_type, stats, high)
+        return Folded(full, key, columns, key_cols, gstart, gend, orig[src], dele, synthetic,
+                      ld, values, sent, truncated, after_type, stats, high)
 
     def net_changes(self, events, since=None) -> pa.Table:
         """Per key, one event from where the key was before the batch to where it is after
@@ -283,9 +289,9 @@ def _chunk(col) -> pa.Array:
 
 
 class Folded:
-    """The outcome of a fold: per key group g (events src[gstart[g]:gend[g] + 1] of t, in key
-    and log order), its last delete ld[g] (-1: none) and per column the row of t whose after
-    value it takes (-1: none)."""
+    """The outcome of a fold: per key group g (events src[gstart[g]:gend[g] + 1], rows of the
+    events table t, in key and log order), its last delete ld[g] (-1: none) and per column
+    the row of t whose after value it takes (-1: none)."""
 
     def __init__(self, t, key, columns, key_cols, gstart, gend, src, dele, synthetic, ld,
                  values, sent, truncated, after_type, stats, high):
