@@ -4,6 +4,8 @@ event sequences: shuffled, replayed, partial images, key changes, deletes then r
 truncates, error rows and null keys."""
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +13,8 @@ from hypothesis import strategies as st
 
 import cdcfast
 from cdcfast.apply import POSITION, parse_position, position_text
+from cdcfast.encode import generate
+from cdcfast.formats import names as format_names
 
 COLUMNS = [("ID", pa.int64()), ("A", pa.string()), ("B", pa.int64())]
 IMAGE = pa.struct(COLUMNS)
@@ -29,8 +33,9 @@ def pos(r):
                  for x in (v is not None, v if v is not None else 0))
 
 
-def model(events: list, target: dict | None = None, since=None):
-    """(state: key → row, high-water position) after applying `events` one by one."""
+def model(events: list, target: dict | None = None, since=None, key="ID", names=NAMES):
+    """(state: key → row, high-water position) after applying `events` one by one (`key`:
+    the one key column)."""
     state = dict(target or {})
     rows = [r for r in events if r["_error"] is None]
     if since is not None:
@@ -43,9 +48,9 @@ def model(events: list, target: dict | None = None, since=None):
             state.clear()
             continue
         img = r["before"] if r["op"] == "d" else r["after"]
-        if r["op"] not in ("c", "r", "u", "d") or img is None or img["ID"] is None:
+        if r["op"] not in ("c", "r", "u", "d") or img is None or img[key] is None:
             continue
-        k = img["ID"]
+        k = img[key]
         if (k, pos(r)) in applied:
             continue
         applied.add((k, pos(r)))
@@ -53,19 +58,19 @@ def model(events: list, target: dict | None = None, since=None):
             state.pop(k, None)
             continue
         b = r["before"]
-        if r["op"] == "u" and b is not None and b["ID"] is not None and b["ID"] != k:
-            state.pop(b["ID"], None)
+        if r["op"] == "u" and b is not None and b[key] is not None and b[key] != k:
+            state.pop(b[key], None)
         prev = state.get(k)
         sent = r["present"]
         state[k] = {c: r["after"][c] if sent is None or sent[c] is not False
-                    else (prev[c] if prev else None) for c in NAMES}
+                    else (prev[c] if prev else None) for c in names}
     last = max(rows, key=pos) if rows else None
     high = (last["commit_pos"], last["change_pos"], last["seq"]) if last else since
     return state, high
 
 
-def rows_of(table: pa.Table) -> dict:
-    return {r["ID"]: r for r in table.to_pylist()}
+def rows_of(table: pa.Table, key="ID") -> dict:
+    return {r[key]: r for r in table.to_pylist()}
 
 
 # -- events -------------------------------------------------------------------------------------
@@ -226,3 +231,23 @@ def test_positions_round_trip_as_text():
         assert parse_position(position_text(p)) == p
     with pytest.raises(ValueError, match="not a cdcfast position"):
         parse_position("zz")
+
+
+@pytest.mark.parametrize("fmt", format_names())
+def test_decoded_events_name_their_key_and_apply(fmt):
+    """decode and read_batches write the catalog table's key and name into the schema
+    metadata (SPEC §9); apply reads the key from there, and does what the model does with
+    the decoded rows."""
+    data, cat = generate(fmt, 400, table_width=6, seed=9)
+    t = cat.tables[0]
+    events = cdcfast.decode(data, fmt, catalog=cat, table=t.name)
+    meta = events.schema.metadata
+    assert json.loads(meta[b"cdcfast.key"]) == list(t.key) and len(t.key) == 1
+    assert meta[b"cdcfast.table"] == t.name.encode()
+    for b in cdcfast.read_batches(data, fmt, catalog=cat, table=t.name, batch_size=64):
+        assert b.schema.metadata == meta
+    assert cdcfast.Decoder(fmt, catalog=cat).schema(t.name).metadata == meta
+    got = cdcfast.apply_changes(events)
+    names = [c.name for c in t.columns]
+    state, _ = model(events.to_pylist(), key=t.key[0], names=names)
+    assert rows_of(got, t.key[0]) == state and len(state) > 10

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import json
 import os
 
 import numpy as np
@@ -10,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import formats
+from .apply import KEY, TABLE
 from .catalog import Catalog
 from .envelope import Projection
 from .formats.base import ALL, HEADERS, MESSAGE, Want, check_mode, new_stats
@@ -72,8 +74,24 @@ class Decoder:
         if t is None:
             raise ValueError(f"table {table!r} is not in the catalog: its schema depends on "
                              "the data; give a catalog")
-        return _project(self._projection(columns), self._fmt.schema(t),
-                        t.name if strict else None)
+        return self._keyed(t.name, _project(self._projection(columns), self._fmt.schema(t),
+                                            t.name if strict else None))
+
+    def _keyed(self, name, obj):
+        """`obj` (a Table, RecordBatch or Schema) with the catalog table's key and name in its
+        schema metadata (`cdcfast.key`, a JSON list, and `cdcfast.table`: what apply reads,
+        SPEC §9) when `name` is a catalog table that names a key."""
+        t = self.catalog.get(name) if self.catalog is not None and isinstance(name, str) \
+            else None
+        if t is None or not t.key:
+            return obj
+        schema = obj if isinstance(obj, pa.Schema) else obj.schema
+        meta = dict(schema.metadata or {})
+        meta[KEY] = json.dumps(list(t.key)).encode()
+        meta[TABLE] = t.name.encode()
+        if isinstance(obj, pa.Schema):
+            return obj.with_metadata(meta)
+        return obj.replace_schema_metadata(meta)
 
     def unattributable_schema(self, columns=None) -> pa.Schema:
         """The schema of the records no table can be named for (decode_tables' key None)."""
@@ -135,7 +153,7 @@ class Decoder:
                                  "pass table=… or use decode_tables")
             if len(named) == 1:
                 if None not in got:
-                    return got[named[0]]
+                    return self._keyed(named[0], got[named[0]])
                 table = named[0]    # unattributable records belong in this result too
             elif self.catalog is not None and len(self.catalog) == 1:
                 table = self.catalog.tables[0].name
@@ -147,13 +165,15 @@ class Decoder:
         if t is None and not want.matched:
             raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
         if want.requested in got:
-            return got[want.requested]
-        return _project(want.projection, self._fmt.schema(t), table).empty_table()
+            return self._keyed(want.requested, got[want.requested])
+        return self._keyed(table, _project(want.projection, self._fmt.schema(t),
+                                           table).empty_table())
 
     def decode_tables(self, source, columns=None) -> dict:
         """Every table of the input: ``{"OWNER.TABLE": pyarrow.Table}``, plus ``None`` for
         unattributable records (PERMISSIVE)."""
-        return self._collect(source, self._want(ALL, columns), True)
+        got = self._collect(source, self._want(ALL, columns), True)
+        return {k: self._keyed(k, v) for k, v in got.items()}
 
     def headers(self, source, table: str | None = None, columns=None) -> pa.Table:
         """The envelope without before/after/changed/present, for every record (or one
@@ -184,7 +204,8 @@ class Decoder:
             if proj is not None and proj.narrow:
                 have.update(_image_columns(batch.schema, proj))
             if batch.num_rows:
-                yield key, batch if proj is None else proj.apply(batch, strict=False)
+                yield key, self._keyed(key, batch if proj is None
+                                       else proj.apply(batch, strict=False))
         if proj is not None and proj.narrow:
             for t in (self.catalog.tables if self.catalog is not None else []):
                 have.update(c.name for c in t.columns)
@@ -208,7 +229,7 @@ class Decoder:
         for key, batch in self._fmt.batches(parts(source), want, True, batch_size, self.mode,
                                             stats, self._native):
             if key == want.requested and batch.num_rows:
-                yield batch if proj is None else proj.apply(batch, strict)
+                yield self._keyed(key, batch if proj is None else proj.apply(batch, strict))
         if not want.matched and (self.catalog is None or self.catalog.get(table) is None):
             raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
 
