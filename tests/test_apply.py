@@ -251,3 +251,23 @@ def test_decoded_events_name_their_key_and_apply(fmt):
     names = [c.name for c in t.columns]
     state, _ = model(events.to_pylist(), key=t.key[0], names=names)
     assert rows_of(got, t.key[0]) == state and len(state) > 10
+
+
+def test_what_cannot_be_applied_says_why():
+    events = table([])
+    with pytest.raises(ValueError, match="wrong or missing: after"):
+        cdcfast.apply_changes(events.drop_columns(["after"]))
+    bitmask = events.set_column(events.schema.get_field_index("present"), "present",
+                                pa.array([], pa.int64()))
+    with pytest.raises(ValueError, match="wrong or missing: present"):
+        cdcfast.net_changes(bitmask)
+    with pytest.raises(ValueError, match="only SCD type 1"):
+        cdcfast.apply_changes(events, scd=3)
+    with pytest.raises(ValueError, match="no meaning for scd=1"):
+        cdcfast.apply_changes(events, track=["A"])
+    with pytest.raises(ValueError, match="target lacks the table's column"):
+        cdcfast.apply_changes(events, target=pa.table({"ID": [1]}))
+    bad = pa.table({"ID": [1], "A": ["a"], "B": [1]}).replace_schema_metadata(
+        {POSITION: b"zz"})
+    with pytest.raises(ValueError, match="not a cdcfast position"):
+        cdcfast.apply_changes(events, target=bad)

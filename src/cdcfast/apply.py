@@ -98,7 +98,10 @@ class Applier:
 
     def __init__(self, key=None, scd: int = 1, track=None):
         if scd != 1:
-            raise NotImplementedError("scd=2 is not built yet")
+            raise ValueError(f"scd={scd!r}: only SCD type 1 is built so far (docs/apply.md)")
+        if track is not None:
+            raise ValueError("track=… chooses the columns that open an SCD type 2 version; "
+                             "it has no meaning for scd=1")
         self.key = None if key is None else ([key] if isinstance(key, str) else list(key))
         self.scd = scd
         self.track = track
@@ -116,6 +119,7 @@ class Applier:
     def _fold(self, events, since):
         """(the folded changes, the table's columns) — see the module docstring."""
         t = _table(events)
+        _check_events(t)
         key = self._key_of(t)
         after_type = t.schema.field("after").type
         columns = [f.name for f in after_type]
@@ -269,8 +273,30 @@ class Applier:
             if POSITION in meta:
                 since = parse_position(meta[POSITION].decode())
         f = self._fold(events, since)
+        if target is not None:
+            lacks = [c for c in f.columns if c not in target.schema.names]
+            if lacks:
+                raise ValueError(f"the target lacks the table's column(s) "
+                                 f"{', '.join(lacks)}: give a result of apply_changes")
         self.last_stats = f.stats
         return f.scd1(target)
+
+
+# what the fold reads of the envelope (SPEC §3), and the types it reads them as
+NEEDS = {"op": pa.types.is_string, "commit_pos": pa.types.is_binary,
+         "change_pos": pa.types.is_binary, "seq": pa.types.is_integer,
+         "before": pa.types.is_struct, "after": pa.types.is_struct,
+         "present": pa.types.is_struct, "_error": pa.types.is_string}
+
+
+def _check_events(t: pa.Table) -> None:
+    """A ValueError unless `t` holds what the fold reads, as the envelope types it."""
+    bad = [n for n, ok in NEEDS.items()
+           if n not in t.schema.names or not ok(t.schema.field(n).type)]
+    if bad:
+        raise ValueError(f"events must be one table's envelope as decode returns it, with "
+                         f"{', '.join(NEEDS)} (present as a struct: flags='struct'); "
+                         f"wrong or missing: {', '.join(bad)}")
 
 
 def _table(events) -> pa.Table:
