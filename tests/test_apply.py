@@ -132,7 +132,7 @@ def test_scd1_is_the_model(events):
     state, high = model(events)
     assert rows_of(got) == state
     assert got.column_names == NAMES
-    assert got.column("ID").to_pylist() == sorted(state)
+    assert got.num_rows == len(state)
     meta = got.schema.metadata
     if high is None:
         assert POSITION not in meta
@@ -261,7 +261,7 @@ def test_what_cannot_be_applied_says_why():
                                 pa.array([], pa.int64()))
     with pytest.raises(ValueError, match="wrong or missing: present"):
         cdcfast.net_changes(bitmask)
-    with pytest.raises(ValueError, match="only SCD type 1"):
+    with pytest.raises(ValueError, match="SCD type 1 .current rows. or 2"):
         cdcfast.apply_changes(events, scd=3)
     with pytest.raises(ValueError, match="no meaning for scd=1"):
         cdcfast.apply_changes(events, track=["A"])

@@ -20,7 +20,7 @@ NATIVE_DIR = SRC.parent.parent / "native" / "cdcfast"
 # extension modules no decoder runs, built for their tests and benchmark: the JSON scanner's
 # entry points (tests/test_json_scan.py), the hex-mask column kernel (test_qlik_masks.py) and
 # the lldf kernel's test hooks (test_lldf_kernels.py)
-SHARED_NATIVE = {"_json", "_masks", "_lldf_testing"}
+SHARED_NATIVE = {"_json", "_masks", "_lldf_testing", "_apply"}
 # the modules that may import no format module (the house rule of issue #21)
 CORE = ["catalog.py", "api.py", "envelope.py", "errors.py", "sources.py",
         "formats/__init__.py"]

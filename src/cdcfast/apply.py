@@ -19,10 +19,19 @@ object is made per event:
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+try:
+    from . import _apply as _kernel
+except ImportError as _missing:  # pragma: no cover - the fallback test swaps the twin in
+    if os.environ.get("CDCFAST_REQUIRE_NATIVE", "") not in ("", "0"):
+        raise ImportError("cdcfast's apply kernel is not built; CDCFAST_REQUIRE_NATIVE "
+                          "is set") from _missing
+    from . import _apply_py as _kernel
 
 POSITION = b"cdcfast.position"
 KEY = b"cdcfast.key"
@@ -30,6 +39,10 @@ TABLE = b"cdcfast.table"
 LOG = ("commit_pos", "change_pos", "seq")
 STATS = ("events", "applied", "skipped_errors", "skipped_no_key", "replays", "deletes",
          "truncates")
+SCD2 = ("__start_at", "__end_at", "__start_pos", "__end_pos")
+OPS = ("c", "r", "u", "d", "t")
+KINDS = np.array([0, 0, 0, 1, 2, 3], np.uint8)      # UPSERT, DELETE, TRUNCATE, other (_apply)
+EXISTS, DELETED = 1, 2                               # a key's flags after the walk
 
 
 # -- positions ------------------------------------------------------------------------------
@@ -76,20 +89,64 @@ def _later(table: pa.Table, since) -> np.ndarray:
     return gt
 
 
-def _position_of(table: pa.Table, row: int):
-    return tuple(table.column(n)[row].as_py() for n in LOG)
-
-
-def _same(col, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
-    """Per pair: col[rows_a] equals col[rows_b], nulls equal to nulls."""
-    a, b = col.take(pa.array(rows_a)), col.take(pa.array(rows_b))
-    eq = pc.fill_null(pc.equal(a, b), False)
-    both = pc.and_(a.is_null(), b.is_null())
-    return np.asarray(pc.or_(eq, both).to_numpy(zero_copy_only=False), dtype=bool)
+def _adjacent(col: pa.Array):
+    """Per row but the first: (greater than, equal to) the row before, nulls first and
+    equal to each other."""
+    a, b = col.slice(1), col.slice(0, len(col) - 1)
+    gt, eq = _bools(pc.greater(a, b)), _bools(pc.equal(a, b))
+    if col.null_count:
+        av = _bools(a.is_valid())
+        bv = _bools(b.is_valid())
+        gt |= av & ~bv
+        eq |= ~av & ~bv
+    return gt, eq
 
 
 def _bools(arr) -> np.ndarray:
-    return np.asarray(pc.fill_null(arr, False).to_numpy(zero_copy_only=False), dtype=bool)
+    if arr.null_count:
+        arr = pc.fill_null(arr, False)
+    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _chunk(col) -> pa.Array:
+    """One array of a column (a copy only when it has several chunks)."""
+    if not isinstance(col, pa.ChunkedArray):
+        return col
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
+def _keyable(arr: pa.Array) -> pa.Array:
+    """The key column as group_ids reads it: whole-byte fixed width, or offsets and data."""
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        return _keyable(arr.dictionary_decode())
+    if pa.types.is_boolean(t):
+        return pc.cast(arr, pa.int8())
+    if pa.types.is_string_view(t):
+        return pc.cast(arr, pa.large_string())
+    if pa.types.is_binary_view(t):
+        return pc.cast(arr, pa.large_binary())
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) \
+            or pa.types.is_large_binary(t):
+        return arr
+    try:
+        width = t.bit_width
+    except ValueError:
+        width = 0
+    if width and width % 8 == 0:
+        return arr
+    raise ValueError(f"a key column of type {t} cannot be a key")
+
+
+def _group_ids(parts: list) -> tuple:
+    """Per row of the concatenated parts (each a list of key columns), its key's group (in
+    order of first appearance; -1: a null key column), and the number of groups."""
+    if len(parts) == 1:
+        cols = [_keyable(_chunk(c)) for c in parts[0]]
+    else:
+        cols = [_keyable(pa.concat_arrays([_keyable(_chunk(q[i])) for q in parts]))
+                for i in range(len(parts[0]))]
+    return _kernel.group_ids(cols)
 
 
 # -- the fold -------------------------------------------------------------------------------
@@ -97,14 +154,15 @@ class Applier:
     """Applies one table's change events (SPEC §9); `last_stats` after each call."""
 
     def __init__(self, key=None, scd: int = 1, track=None):
-        if scd != 1:
-            raise ValueError(f"scd={scd!r}: only SCD type 1 is built so far (docs/apply.md)")
-        if track is not None:
+        if scd not in (1, 2):
+            raise ValueError(f"scd={scd!r}: SCD type 1 (current rows) or 2 (every version)")
+        if track is not None and scd != 2:
             raise ValueError("track=… chooses the columns that open an SCD type 2 version; "
                              "it has no meaning for scd=1")
         self.key = None if key is None else ([key] if isinstance(key, str) else list(key))
         self.scd = scd
-        self.track = track
+        self.track = None if track is None else ([track] if isinstance(track, str)
+                                                 else list(track))
         self.last_stats = dict.fromkeys(STATS, 0)
 
     def _key_of(self, events: pa.Table) -> list:
@@ -116,170 +174,39 @@ class Applier:
         raise ValueError("key=… names the table's key columns (the events carry no "
                          "cdcfast.key: their catalog table names none)")
 
-    def _fold(self, events, since):
-        """(the folded changes, the table's columns) — see the module docstring."""
-        t = _table(events)
-        _check_events(t)
-        key = self._key_of(t)
-        after_type = t.schema.field("after").type
-        columns = [f.name for f in after_type]
-        missing = [k for k in key if k not in columns]
-        if missing:
-            raise ValueError(f"key column(s) {', '.join(missing)} not among the table's "
-                             f"columns ({', '.join(columns)})")
-        stats = dict.fromkeys(STATS, 0)
-        stats["events"] = t.num_rows
-        ok = np.asarray(t.column("_error").is_null().to_numpy(zero_copy_only=False), bool)
-        stats["skipped_errors"] = int((~ok).sum())
-        if since is not None:
-            later = _later(t, since)
-            stats["replays"] += int((ok & ~later).sum())
-            ok &= later
-        # what the fold reads, taken in log order (the images' values: at the end, once)
-        full = t
-        before_full, after_full = full.column("before"), full.column("after")
-        lean = {"op": full.column("op"), **{n: full.column(n) for n in LOG},
-                "present": full.column("present"), "row": pa.array(np.arange(full.num_rows))}
-        for i, k in enumerate(key):
-            lean[f"b{i}"] = pc.struct_field(before_full, k)
-            lean[f"a{i}"] = pc.struct_field(after_full, k)
-        t = pa.table(lean).filter(pa.array(ok))
-        order = pc.sort_indices(t, sort_keys=[(n, "ascending", "at_start") for n in LOG])
-        t = t.take(order)
-        orig = t.column("row").to_numpy()          # row of `full` of each row of t
-        high = _position_of(t, t.num_rows - 1) if t.num_rows else since
-        op = t.column("op")
-        is_t = _bools(pc.equal(op, "t"))
-        truncated = None
-        n = t.num_rows
-        pre = np.zeros(n, dtype=bool)       # before the last truncate: applied, then gone
-        if is_t.any():
-            last_t = int(np.flatnonzero(is_t)[-1])
-            truncated = full.slice(int(orig[last_t]), 1)   # the last one: net_changes says it
-            stats["truncates"] = int(is_t.sum())
-            stats["applied"] += int(is_t.sum())
-            pre = np.arange(n) < last_t
-        is_d = _bools(pc.equal(op, "d"))
-        is_up = _bools(pc.is_in(op, pa.array(["c", "r", "u"])))
-        # the key: after's, before's for a delete
-        keys = [pc.if_else(pa.array(is_d), t.column(f"b{i}"), t.column(f"a{i}"))
-                for i in range(len(key))]
-        has_key = np.ones(n, dtype=bool)
-        for k in keys:
-            has_key &= np.asarray(k.is_valid().to_numpy(zero_copy_only=False), bool)
-        known = is_d | is_up
-        stats["skipped_no_key"] = int((known & ~has_key).sum())
-        live = known & has_key
-        # an update that moves its key: a delete of the old key first
-        is_u = _bools(pc.equal(op, "u")) & live
-        moved = np.zeros(n, dtype=bool)
-        old = [t.column(f"b{i}") for i in range(len(key))]
-        if is_u.any():
-            old_valid = np.ones(n, dtype=bool)
-            for o in old:
-                old_valid &= np.asarray(o.is_valid().to_numpy(zero_copy_only=False), bool)
-            differ = np.zeros(n, dtype=bool)
-            for o, k in zip(old, keys):
-                differ |= ~_bools(pc.equal(o, k))
-            moved = is_u & old_valid & differ
-        ev = np.flatnonzero(live)                  # event rows of t (upserts and deletes)
-        extra = np.flatnonzero(moved)              # the deletes of moved keys
-        src = np.concatenate([ev, extra])
-        dele = np.concatenate([is_d[ev], np.ones(len(extra), dtype=bool)])
-        synthetic = np.concatenate([np.zeros(len(ev), bool), np.ones(len(extra), bool)])
-        rank = np.concatenate([ev, extra]).astype(np.int64) * 2 \
-            + np.concatenate([np.ones(len(ev), np.int64), np.zeros(len(extra), np.int64)])
-        key_cols = [pa.concat_arrays([_chunk(k).take(pa.array(ev)),
-                                      _chunk(o).take(pa.array(extra))])
-                    for k, o in zip(keys, old)]
-        kt = pa.table(key_cols + [pa.array(rank)], names=[f"k{i}" for i in range(len(key))]
-                      + ["rank"])
-        by = pc.sort_indices(kt, sort_keys=[(f"k{i}", "ascending") for i in range(len(key))]
-                             + [("rank", "ascending")]).to_numpy()
-        src, dele, synthetic = src[by], dele[by], synthetic[by]
-        early = pre[src]
-        key_cols = [c.take(pa.array(by)) for c in key_cols]
-        m = len(src)
-        start = np.zeros(m, dtype=bool)
-        if m:
-            start[0] = True
-            for c in key_cols:
-                start[1:] |= ~_same(c, np.arange(1, m), np.arange(0, m - 1))
-        # replays: the same key and position as the event before
-        if m > 1:
-            rep = ~start[1:]
-            for name in LOG:
-                rep &= _same(_chunk(t.column(name)), src[1:], src[:-1])
-            rep &= synthetic[1:] == synthetic[:-1]
-            keep = np.concatenate([[True], ~rep])
-            stats["replays"] += int((~keep & ~synthetic).sum())
-        else:
-            keep = np.ones(m, dtype=bool)
-        # a moved key's delete goes with its update when that is a replay
-        kept = np.zeros(n, dtype=bool)
-        kept[src[keep & ~synthetic]] = True
-        keep &= ~synthetic | kept[src]
-        stats["applied"] += int((keep & ~synthetic).sum())
-        stats["deletes"] = int((keep & dele & ~synthetic).sum())
-        # the events before the truncate go, once they have told the replays
-        keep &= ~early
-        # key groups, renumbered over what is kept
-        grp = np.cumsum(start) - 1 if m else start.astype(np.int64)
-        src, dele, synthetic = src[keep], dele[keep], synthetic[keep]
-        key_cols = [c.filter(pa.array(keep)) for c in key_cols]
-        grp = grp[keep]
-        start = np.ones(len(grp), dtype=bool)
-        if len(grp):
-            start[1:] = grp[1:] != grp[:-1]
-        m = len(src)
-        gstart = np.flatnonzero(start)
-        gend = np.append(gstart[1:] - 1, m - 1) if m else gstart
-        ar = np.arange(m)
-        lastdel = np.maximum.accumulate(np.where(dele, ar, -1)) if m else ar
-        ld = lastdel[gend] if m else gend
-        ld = np.where(ld >= gstart, ld, -1)
-        present = t.column("present")
-        upsert = ~dele
-        values, sent = {}, {}
-        for c in columns:
-            p = pc.struct_field(present, c)
-            pr = np.asarray(pc.fill_null(p, True).to_numpy(zero_copy_only=False), bool) \
-                if p.null_count < len(p) else np.ones(len(p), bool)
-            mask = upsert & pr[src] if m else upsert
-            lp = np.maximum.accumulate(np.where(mask, ar, -1)) if m else ar
-            cand = lp[gend] if m else gend
-            ok_c = cand >= np.maximum(gstart, ld + 1)
-            rows_c = np.where(ok_c, orig[src[np.where(ok_c, cand, 0)]] if m else cand, -1)
-            values[c] = rows_c
-            sent[c] = ok_c
-        return Folded(full, key, columns, key_cols, gstart, gend, orig[src], dele, synthetic,
-                      ld, values, sent, truncated, after_type, stats, high)
-
     def net_changes(self, events, since=None) -> pa.Table:
         """Per key, one event from where the key was before the batch to where it is after
         it (images merged, `op` the last event's), in the envelope's schema; after the
         batch's last truncate, which comes first when there is one (it empties the target,
         and the keys' events are those after it)."""
-        f = self._fold(events, since)
+        f = _Fold(_table(events), self._key_of, since)
+        f.walk()
         self.last_stats = f.stats
         return f.net_events()
 
     def apply(self, events, target: pa.Table | None = None, since=None) -> pa.Table:
-        """The table's live rows after the events (SCD type 1), continuing from `target`
-        (a result of this method), skipping what it already holds (`since`: its position
-        unless given)."""
+        """The table's rows after the events, continuing from `target` (a result of this
+        method), skipping what it already holds (`since`: its position unless given).
+        SCD type 1: the live rows; type 2: every version of every key."""
         if since is None and target is not None:
             meta = target.schema.metadata or {}
             if POSITION in meta:
                 since = parse_position(meta[POSITION].decode())
-        f = self._fold(events, since)
+        f = _Fold(_table(events), self._key_of, since)
         if target is not None:
-            lacks = [c for c in f.columns if c not in target.schema.names]
+            need = f.columns + (list(SCD2) if self.scd == 2 else [])
+            lacks = [c for c in need if c not in target.schema.names]
             if lacks:
                 raise ValueError(f"the target lacks the table's column(s) "
-                                 f"{', '.join(lacks)}: give a result of apply_changes")
+                                 f"{', '.join(lacks)}: give a result of apply_changes"
+                                 + (f"(scd={self.scd})" if self.scd == 2 else ""))
+        if self.scd == 2:
+            out = f.scd2(target, self.track)
+        else:
+            f.walk(target)
+            out = f.scd1(target)
         self.last_stats = f.stats
-        return f.scd1(target)
+        return out
 
 
 # what the fold reads of the envelope (SPEC §3), and the types it reads them as
@@ -310,93 +237,184 @@ def _table(events) -> pa.Table:
     return pa.Table.from_batches(batches)
 
 
-def _chunk(col) -> pa.Array:
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+class _Fold:
+    """One table's events read for the walk (native/cdcfast/_apply.pyx): the ones that can
+    be applied, in log order — per event its row of the table (`orig`), kind, whether its
+    position is new, and its key columns."""
 
+    def __init__(self, t: pa.Table, key_of, since):
+        _check_events(t)
+        self.t, self.key = t, key_of(t)
+        self.after_type = t.schema.field("after").type
+        self.columns = [f.name for f in self.after_type]
+        missing = [k for k in self.key if k not in self.columns]
+        if missing:
+            raise ValueError(f"key column(s) {', '.join(missing)} not among the table's "
+                             f"columns ({', '.join(self.columns)})")
+        self.stats = stats = dict.fromkeys(STATS, 0)
+        stats["events"] = t.num_rows
+        ok = _bools(t.column("_error").is_null())
+        stats["skipped_errors"] = int((~ok).sum())
+        if since is not None:
+            later = _later(t, since)
+            stats["replays"] += int((ok & ~later).sum())
+            ok &= later
+        rows = None if ok.all() else np.flatnonzero(ok)
+        pos = [_chunk(t.column(n)) for n in LOG]
+        if rows is not None:
+            pos = [p.take(pa.array(rows)) for p in pos]
+        m = self.m = len(pos[0])
+        if m >= (1 << 31) - 2:
+            raise ValueError("at most 2**31 - 3 events in one call: apply them in batches")
+        order = None
+        newpos = np.ones(m, np.uint8)
+        if m > 1:
+            later, same = self._adjacent(pos)
+            if not (later | same).all():
+                order = pc.sort_indices(pa.table(pos, names=list(LOG)),
+                                        sort_keys=[(n, "ascending", "at_start")
+                                                   for n in LOG])
+                pos = [p.take(order) for p in pos]
+                _, same = self._adjacent(pos)
+            newpos[1:] = ~same
+        self.newpos = newpos
+        orig = np.arange(t.num_rows, dtype=np.int64) if rows is None else rows.astype(np.int64)
+        if order is not None:
+            orig = orig[order.to_numpy()]
+        self.orig = orig
+        moved_rows = rows is not None or order is not None
+        self.high = tuple(p[m - 1].as_py() for p in pos) if m else since
 
-class Folded:
-    """The outcome of a fold: per key group g (events src[gstart[g]:gend[g] + 1], rows of the
-    events table t, in key and log order), its last delete ld[g] (-1: none) and per column
-    the row of t whose after value it takes (-1: none)."""
+        def ordered(col):
+            col = _chunk(col)
+            return col.take(pa.array(orig)) if moved_rows else col
 
-    def __init__(self, t, key, columns, key_cols, gstart, gend, src, dele, synthetic, ld,
-                 values, sent, truncated, after_type, stats, high):
-        self.t, self.key, self.columns = t, key, columns
-        self.key_cols = key_cols
-        self.gstart, self.gend, self.src, self.dele = gstart, gend, src, dele
-        self.synthetic, self.ld = synthetic, ld
-        self.values, self.sent = values, sent
-        self.truncated, self.after_type, self.stats = truncated, after_type, stats
-        self.high = high            # the position of the last event read (None: none)
+        code = pc.index_in(ordered(t.column("op")), value_set=pa.array(OPS))
+        code = np.asarray(pc.fill_null(code, len(OPS)).to_numpy(zero_copy_only=False))
+        self.kind = KINDS[code]
+        is_d = self.kind == 1
+        before, after = _chunk(t.column("before")), _chunk(t.column("after"))
+        old = [ordered(pc.struct_field(before, k)) for k in self.key]
+        new = [ordered(pc.struct_field(after, k)) for k in self.key]
+        self.keys = [pc.if_else(pa.array(is_d), o, a) for o, a in zip(old, new)]
+        # an update that moves its key deletes the old one first
+        moved = code == OPS.index("u")
+        if moved.any():
+            differ = np.zeros(m, dtype=bool)
+            for o, a in zip(old, new):
+                moved &= _bools(o.is_valid())
+                differ |= ~_bools(pc.equal(o, a))
+            moved &= differ
+        self.moved = np.flatnonzero(moved)
+        self.old = [o.take(pa.array(self.moved)) for o in old]
+        self.after = after
 
-    @property
-    def exists(self) -> np.ndarray:
-        """Per group: the key holds a row after the batch."""
-        return ~self.dele[self.gend] if len(self.src) else np.zeros(0, bool)
+    @staticmethod
+    def _adjacent(pos):
+        """Per event but the first: (later than the one before, at the same position)."""
+        later, same = None, None
+        for col in reversed(pos):                  # seq, then change_pos, then commit_pos
+            gt, eq = _adjacent(col)
+            later = gt if later is None else gt | (eq & later)
+            same = eq if same is None else eq & same
+        return later, same
 
-    def _merged(self, groups: np.ndarray, fallback: pa.Table | None) -> dict:
-        """Per column, the merged values of `groups` (fallback: the target's rows of those
-        groups, aligned, used where the batch sent nothing and did not delete the key)."""
-        after = _chunk(self.t.column("after"))
-        out = {}
+    def walk(self, target: pa.Table | None = None, track=None, changed=None):
+        """Runs the walk (from the target's rows when given; see _apply.walk for track and
+        changed); leaves its per-key outcome on self."""
+        m = self.m
+        parts = ([[target.column(k) for k in self.key]] if target is not None else []) \
+            + [self.keys] + ([self.old] if len(self.moved) else [])
+        gids, groups = _group_ids(parts)
+        T = target.num_rows if target is not None else 0
+        self.target_group = gids[:T]
+        self.gid = gids[T:T + m]
+        self.ogid = np.full(m, -1, np.int64)
+        self.ogid[self.moved] = gids[T + m:]
+        self.groups = groups
+        if not hasattr(self, "present"):
+            self.present = _kernel.present_masks(self._present_columns(), self.orig)
+        rec = np.empty((groups, _kernel.HEAD + len(self.columns)), np.int32)
+        counts = np.zeros(len(_kernel.STATS), np.int64)
+        _kernel.walk(self.gid, self.ogid, self.kind, self.newpos, self.present, groups,
+                     self.target_group, rec, counts)
+        self.vals, self.last, self.flags = rec[:, _kernel.HEAD:], rec[:, 1], rec[:, 4]
+        got = dict(zip(_kernel.STATS, counts.tolist()))
+        self.last_truncate = got.pop("last_truncate")
+        for name, n in got.items():
+            self.stats[name] += n
+
+    def _present_columns(self) -> list:
+        """Per column, its `present` flags (None where every event sent it)."""
+        present = _chunk(self.t.column("present"))
+        out = []
         for c in self.columns:
-            rows = self.values[c][groups]
-            vals = pc.struct_field(after, c).take(pa.array(np.where(rows >= 0, rows, 0)))
-            none = pa.array(rows < 0)
-            if fallback is not None:
-                keep = pa.array((rows < 0) & (self.ld[groups] < 0))
-                vals = pc.if_else(keep, fallback.column(c).combine_chunks(), vals)
-                none = pa.array((rows < 0) & (self.ld[groups] >= 0))
-            out[c] = pc.if_else(none, pa.nulls(len(rows), vals.type), vals)
+            f = pc.struct_field(present, c)
+            out.append(None if f.null_count == len(f) or f.false_count == 0 else f)
         return out
 
-    def _target_rows(self, target: pa.Table, groups: np.ndarray) -> pa.Table:
-        """The target's rows of the keys of `groups`, aligned (null rows where absent)."""
-        probe = pa.table([c.take(pa.array(self.gstart[groups])) for c in self.key_cols]
-                         + [pa.array(np.arange(len(groups)))], names=self.key + ["__i"])
-        got = probe.join(target.select(self.columns), keys=self.key, join_type="left outer",
-                         use_threads=False)
-        return got.sort_by("__i")
+    def values(self, c: int, idx: np.ndarray, target: pa.Table | None = None) -> pa.Array:
+        """Column c's values of the walk's value indexes `idx` (k >= 0: event k's after
+        value; -2 - i: the target's row i; -1: null)."""
+        ev = idx >= 0
+        field = self.after_type.field(c)
+        if ev.any():
+            rows = pa.array(self.orig[np.where(ev, idx, 0)], mask=~ev)
+            out = pc.struct_field(self.after, self.columns[c]).take(rows)
+        else:
+            out = pa.nulls(len(idx), field.type)
+        if target is not None:
+            tr = idx <= -2
+            if tr.any():
+                got = target.column(self.columns[c]).take(
+                    pa.array(np.where(tr, -2 - idx, 0), mask=~tr))
+                out = pc.if_else(pa.array(tr), _chunk(got).cast(out.type), out)
+        return out
 
-    def scd1(self, target: pa.Table | None) -> pa.Table:
-        schema = pa.schema([pa.field(f.name, f.type) for f in self.after_type])
-        groups = np.flatnonzero(self.exists)
-        keep_target = None
-        if target is not None and self.truncated is None:
-            touched = pa.table([c.take(pa.array(self.gstart)) for c in self.key_cols],
-                               names=self.key)
-            keep_target = target.select(self.columns).join(
-                touched, keys=self.key, join_type="left anti", use_threads=False)
-        fallback = self._target_rows(target.select(self.columns), groups) \
-            if target is not None and self.truncated is None and len(groups) else None
-        merged = pa.table(self._merged(groups, fallback), schema=schema)
-        parts = [merged] + ([keep_target.cast(schema)] if keep_target is not None else [])
-        out = pa.concat_tables(parts)
-        out = out.sort_by([(k, "ascending") for k in self.key]) if out.num_rows else out
+    def _metadata(self) -> dict:
         meta = {KEY: json.dumps(self.key).encode()}
         if self.high is not None:
             meta[POSITION] = position_text(self.high).encode()
-        return out.replace_schema_metadata(meta)
+        return meta
+
+    def _by_last(self, groups: np.ndarray) -> np.ndarray:
+        """`groups` ordered by their last event (those without one first, as they were): the
+        values then come from the events' columns in ascending rows, not at random."""
+        return groups[np.argsort(self.last[groups], kind="stable")]
+
+    def scd1(self, target: pa.Table | None = None) -> pa.Table:
+        """The live rows: the target's rows no event touched, in the target's order, then
+        the others in the order of their last event."""
+        live = self._by_last(np.flatnonzero(self.flags & EXISTS))
+        vals = self.vals[live]
+        schema = pa.schema([pa.field(f.name, f.type) for f in self.after_type])
+        cols = [self.values(c, np.ascontiguousarray(vals[:, c]), target)
+                for c in range(len(self.columns))]
+        return pa.table(cols, schema=schema).replace_schema_metadata(self._metadata())
 
     def net_events(self) -> pa.Table:
-        t, g = self.t, np.arange(len(self.gstart))
-        last = self.src[self.gend] if len(self.src) else self.gend
-        out = t.take(pa.array(last))
-        deleted = self.dele[self.gend] if len(self.src) else np.zeros(0, bool)
-        merged = self._merged(g, None)
-        after = pa.StructArray.from_arrays(list(merged.values()), fields=list(self.after_type),
-                                           mask=pa.array(deleted))
-        sent = {c: self.sent[c] | (self.ld >= 0) for c in self.columns}
+        t = self.t
+        g = self._by_last(np.flatnonzero(self.last >= 0))
+        out = t.take(pa.array(self.orig[self.last[g]]))
+        deleted = (self.flags[g] & EXISTS) == 0
+        reset = (self.flags[g] & DELETED) != 0
+        vals = self.vals[g]
+        mask = pa.array(deleted)
+        after = pa.StructArray.from_arrays(
+            [self.values(c, np.ascontiguousarray(vals[:, c])) for c in range(len(self.columns))],
+            fields=list(self.after_type), mask=mask)
         present_type = t.schema.field("present").type
-        present = pa.StructArray.from_arrays(
-            [pa.array(sent[f.name]) for f in present_type], fields=list(present_type),
-            mask=pa.array(deleted))
-        op = pc.if_else(pa.array(deleted), "d", out.column("op").combine_chunks())
+        sent = {c: (vals[:, i] >= 0) | reset for i, c in enumerate(self.columns)}
+        present = pa.StructArray.from_arrays([pa.array(sent[f.name]) for f in present_type],
+                                             fields=list(present_type), mask=mask)
+        op = pc.if_else(mask, "d", out.column("op").combine_chunks())
         cols = {"op": op, "after": after, "present": present}
         net = pa.table([cols.get(f.name, out.column(f.name)) for f in t.schema],
                        schema=t.schema)
-        # a truncate in the batch comes first: the target's rows go, then the keys' events
-        return net if self.truncated is None else pa.concat_tables([self.truncated, net])
+        if self.last_truncate < 0:
+            return net
+        # the batch's last truncate comes first: the target's rows go, then the keys' events
+        return pa.concat_tables([t.slice(int(self.orig[self.last_truncate]), 1), net])
 
 
 def net_changes(events, key=None, since=None) -> pa.Table:

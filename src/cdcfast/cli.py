@@ -646,6 +646,15 @@ def _formats(args) -> int:
 
 def _bench(args) -> int:
     from . import bench
+    if args.apply:
+        from .bench import apply
+        res = apply.run(n=args.events, keys=args.keys, repeat=args.repeat,
+                        memory=not args.quick)
+        print(apply.report(res))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(res, f, indent=1)
+        return OK
     results = bench.run(args.format, size_mb=args.size, repeat=args.repeat,
                         reference_mb=args.reference_size, table_width=args.table_width,
                         extras=not args.quick, spark=args.spark or args.spark_cluster,
@@ -763,6 +772,13 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--spark-cluster", action="store_true",
                    help="--spark, then the same on a standalone cluster of two 1-core workers "
                    "started on loopback, with and without the executors' Arrow checks")
+    b.add_argument("--apply", action="store_true",
+                   help="measure apply_changes and net_changes on generated events instead, "
+                   "against DuckDB's SQL of the same semantics (pip install duckdb)")
+    b.add_argument("--events", type=_positive, default=10_000_000,
+                   help="--apply: events generated (default 10,000,000)")
+    b.add_argument("--keys", type=_positive, default=1_000_000,
+                   help="--apply: keys they fall on (default 1,000,000)")
     b.set_defaults(run=_bench)
 
     d = sub.add_parser("demo", parents=[common],

@@ -1,0 +1,584 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The apply fold's kernels (cdcfast.apply; docs/apply.md "How it runs").
+
+`group_ids` numbers the distinct keys of Arrow key columns (read in place from their buffers)
+in order of first appearance, by hashing. `walk` then goes through the events once, in log
+order, keeping per key: whether a row exists, and per column which value it holds — an
+event's index k (>= 0), a target row i (written -2 - i) or null (-1). It never looks at a
+value: SCD type 2's "did a tracked column change" is computed between its two walks from the
+`prev` the first one records (cdcfast.apply). Per-key state is reached at random, so each
+loop prefetches the state of the event a few steps ahead.
+"""
+import numpy as np
+import pyarrow as pa
+
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t, uintptr_t
+from libc.string cimport memcmp, memcpy, memset
+
+cdef extern from *:
+    """
+    #define CDC_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    """
+    void prefetch "CDC_PREFETCH"(const void* p) noexcept nogil
+    int _clz "__builtin_clzll"(uint64_t x) noexcept nogil
+    int _ctz "__builtin_ctzll"(uint64_t x) noexcept nogil
+
+DEF AHEAD = 16
+
+# -- group ids ------------------------------------------------------------------------------
+cdef struct KeyCol:
+    int64_t width          # > 0: fixed width in bytes; 0: offsets (32 or 64 bit) + data
+    int64_t offset         # the array's offset into its buffers
+    const uint8_t* valid   # NULL: no nulls
+    const uint8_t* data
+    const int32_t* off32
+    const int64_t* off64
+
+cdef struct Slot:
+    uint64_t tag           # the key itself (one fixed-width column of <= 8 bytes) or its hash
+    int32_t g              # group + 1 (0: empty)
+    int32_t first          # the group's first row
+
+
+cdef inline uint64_t _fmix(uint64_t h) noexcept nogil:
+    h ^= h >> 33
+    h *= 0xff51afd7ed558ccdULL
+    h ^= h >> 33
+    h *= 0xc4ceb9fe1a85ec53ULL
+    h ^= h >> 33
+    return h
+
+
+cdef inline uint64_t _bytes_hash(const uint8_t* p, int64_t n, uint64_t h) noexcept nogil:
+    cdef uint64_t x
+    cdef int64_t i = 0
+    while i + 8 <= n:
+        memcpy(&x, p + i, 8)
+        h = (h ^ _fmix(x)) * 0x9E3779B97F4A7C15ULL
+        i += 8
+    if i < n:
+        x = 0
+        memcpy(&x, p + i, n - i)
+        h = (h ^ _fmix(x)) * 0x9E3779B97F4A7C15ULL
+    return _fmix(h ^ <uint64_t>n)
+
+
+cdef inline bint _valid(const KeyCol* c, int64_t i) noexcept nogil:
+    cdef int64_t j
+    if c.valid == NULL:
+        return True
+    j = c.offset + i
+    return (c.valid[j >> 3] >> (j & 7)) & 1
+
+
+cdef inline void _span(const KeyCol* c, int64_t i, const uint8_t** p, int64_t* n) noexcept nogil:
+    cdef int64_t j = c.offset + i, a, b
+    if c.width > 0:
+        p[0] = c.data + j * c.width
+        n[0] = c.width
+        return
+    if c.off32 != NULL:
+        a = c.off32[j]
+        b = c.off32[j + 1]
+    else:
+        a = c.off64[j]
+        b = c.off64[j + 1]
+    p[0] = c.data + a
+    n[0] = b - a
+
+
+cdef inline void _prefetch_row(const KeyCol* cols, int64_t i) noexcept nogil:
+    cdef const KeyCol* c = &cols[0]
+    cdef int64_t j = c.offset + i
+    if c.width > 0:
+        prefetch(c.data + j * c.width)
+    elif c.off32 != NULL:
+        prefetch(&c.off32[j])
+    else:
+        prefetch(&c.off64[j])
+
+
+cdef inline bint _same_row(const KeyCol* cols, int ncols, int64_t i, int64_t j) noexcept nogil:
+    cdef const uint8_t* p
+    cdef const uint8_t* q
+    cdef int64_t a, b
+    cdef int c
+    for c in range(ncols):
+        _span(&cols[c], i, &p, &a)
+        _span(&cols[c], j, &q, &b)
+        if a != b or memcmp(p, q, a) != 0:
+            return False
+    return True
+
+
+cdef extern from "math.h":
+    double log(double x) noexcept nogil
+    double ldexp(double x, int e) noexcept nogil
+
+
+cdef double _distinct(const uint64_t* h, const int64_t* gid, int64_t n) noexcept nogil:
+    """HyperLogLog's estimate of the number of distinct hashes (rows with gid >= 0):
+    2**14 registers, about 1 % off."""
+    cdef uint8_t reg[16384]
+    cdef int64_t i, zeros = 0
+    cdef uint64_t x, rest
+    cdef uint8_t rank
+    cdef double m = 16384.0, total = 0.0, e
+    memset(reg, 0, sizeof(reg))
+    for i in range(n):
+        if gid[i] < 0:
+            continue
+        x = h[i]
+        rest = (x << 14) | (<uint64_t>1 << 13)
+        rank = <uint8_t>(_clz(rest) + 1)
+        if rank > reg[x >> 50]:
+            reg[x >> 50] = rank
+    for i in range(16384):
+        total += ldexp(1.0, -reg[i])
+        if reg[i] == 0:
+            zeros += 1
+    e = 0.7213 / (1.0 + 1.079 / m) * m * m / total
+    if e <= 2.5 * m and zeros:
+        e = m * log(m / zeros)
+    return e
+
+
+def _fixed_width(t) -> int:
+    """The byte width of a fixed-width Arrow type (0: offsets and data)."""
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) \
+            or pa.types.is_large_binary(t):
+        return 0
+    return t.bit_width // 8
+
+
+def group_ids(list arrays):
+    """Numbers the rows' keys: per row, the key's group (0, 1, … in order of first
+    appearance), -1 where a key column is null; and the number of groups. arrays: the key
+    columns, of equal length, each fixed-width (whole bytes) or string/binary (32- or 64-bit
+    offsets), as cdcfast.apply makes them."""
+    cdef int ncols = len(arrays)
+    cdef int64_t n = len(arrays[0]) if ncols else 0
+    spec = np.zeros(max(1, ncols) * sizeof(KeyCol) // 8, np.int64)
+    cdef KeyCol* cols = <KeyCol*><uintptr_t>spec.ctypes.data
+    cdef int c
+    for c in range(ncols):
+        arr = arrays[c]
+        if len(arr) != n:
+            raise ValueError("group_ids: key columns of different lengths")
+        bufs = arr.buffers()
+        width = _fixed_width(arr.type)
+        cols[c].width = width
+        cols[c].offset = arr.offset
+        cols[c].valid = <const uint8_t*><uintptr_t>(bufs[0].address if bufs[0] is not None
+                                                    and arr.null_count else 0)
+        if width:
+            cols[c].data = <const uint8_t*><uintptr_t>bufs[1].address
+            cols[c].off32 = NULL
+            cols[c].off64 = NULL
+        else:
+            wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+            cols[c].data = <const uint8_t*><uintptr_t>(bufs[2].address if bufs[2] is not None
+                                                       else 0)
+            cols[c].off32 = NULL if wide else <const int32_t*><uintptr_t>bufs[1].address
+            cols[c].off64 = <const int64_t*><uintptr_t>bufs[1].address if wide else NULL
+    if n >= (1 << 31) - 2:
+        raise ValueError("group_ids: at most 2**31 - 3 rows at once")
+    gids = np.empty(n, np.int64)
+    cdef int64_t[::1] gid = gids
+    # per row: the slot's hash h, and the tag the slot keeps: the value itself for a single
+    # fixed-width key of at most 8 bytes (no need to reach the first row to compare), else h
+    hashes = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] h = hashes
+    cdef bint direct = ncols == 1 and 0 < cols[0].width <= 8
+    tags = np.empty(n, dtype=np.uint64) if direct else hashes
+    cdef uint64_t[::1] tag = tags
+    cdef int64_t i, j, a
+    cdef const uint8_t* p
+    cdef uint64_t x
+    cdef bint ok
+    cdef double distinct
+    cdef const KeyCol* k0 = &cols[0]
+    cdef int64_t w = k0.width
+    with nogil:
+        if direct:
+            for i in range(n):
+                j = k0.offset + i
+                if w == 8:
+                    x = (<const uint64_t*>k0.data)[j]
+                elif w == 4:
+                    x = (<const uint32_t*>k0.data)[j]
+                elif w == 2:
+                    x = (<const uint16_t*>k0.data)[j]
+                elif w == 1:
+                    x = k0.data[j]
+                else:
+                    x = 0
+                    memcpy(&x, k0.data + j * w, w)
+                tag[i] = x
+                h[i] = _fmix(x ^ 0x243F6A8885A308D3ULL)
+                gid[i] = 0 if _valid(k0, i) else -1
+        else:
+            for i in range(n):
+                x = 0x243F6A8885A308D3ULL
+                ok = True
+                for c in range(ncols):
+                    if not _valid(&cols[c], i):
+                        ok = False
+                        break
+                    _span(&cols[c], i, &p, &a)
+                    x = _bytes_hash(p, a, x + <uint64_t>c)
+                h[i] = x
+                gid[i] = 0 if ok else -1
+        # the table's size from an estimate of the distinct keys (HyperLogLog), so that it
+        # rarely has to grow
+        distinct = _distinct(&h[0], &gid[0], n) if n else 0
+    # open addressing, linear probing, grown at half full
+    cdef int64_t cap = 1024, mask, groups = 0, s, t
+    while cap < 2.5 * min(n, distinct):
+        cap *= 2
+    table = np.zeros(cap * 2, dtype=np.int64)
+    cdef Slot* slots = <Slot*><uintptr_t>table.ctypes.data
+    cdef Slot* grown
+    mask = cap - 1
+    i = 0
+    while i < n:
+        if 2 * (groups + 1) > cap:           # half full: twice the slots, every group again
+            cap *= 2
+            mask = cap - 1
+            bigger = np.zeros(cap * 2, dtype=np.int64)
+            grown = <Slot*><uintptr_t>bigger.ctypes.data
+            with nogil:
+                for s in range(cap // 2):
+                    if slots[s].g != 0:
+                        t = h[slots[s].first] & mask
+                        while grown[t].g != 0:
+                            t = (t + 1) & mask
+                        grown[t] = slots[s]
+            table = bigger
+            slots = grown
+        with nogil:
+            while i < n and 2 * (groups + 1) <= cap:
+                if i + AHEAD < n:
+                    prefetch(&slots[h[i + AHEAD] & mask])
+                if not direct and i + AHEAD // 2 < n:
+                    # the first row of the group the slot of a nearer row holds: its bytes
+                    t = h[i + AHEAD // 2] & mask
+                    if slots[t].g != 0:
+                        _prefetch_row(cols, slots[t].first)
+                if gid[i] >= 0:
+                    x = tag[i]
+                    s = h[i] & mask
+                    while True:
+                        if slots[s].g == 0:
+                            slots[s].tag = x
+                            slots[s].g = groups + 1
+                            slots[s].first = i
+                            gid[i] = groups
+                            groups += 1
+                            break
+                        if slots[s].tag == x and (direct or _same_row(cols, ncols, i,
+                                                                      slots[s].first)):
+                            gid[i] = slots[s].g - 1
+                            break
+                        s = (s + 1) & mask
+                i += 1
+    return gids, groups
+
+
+# -- the walk -------------------------------------------------------------------------------
+cdef enum:
+    EXISTS = 1
+    DELETED = 2            # deleted in this batch (after its last truncate)
+
+cdef struct Key:          # the head of a key's record; its values follow (HEAD int32s in)
+    int32_t lastpos        # position id of the last event applied to the key (-1: none)
+    int32_t last           # that event (-1: none in the current epoch)
+    int32_t ver            # SCD2: the current version (-1: none)
+    int32_t epoch          # the truncate epoch the state belongs to
+    int32_t flags
+
+HEAD = 5                   # int32s of a record before its values
+cdef int64_t _HEAD = 5
+
+
+# what a walk counts, in this order in its `stats`
+STATS = ("applied", "replays", "skipped_no_key", "deletes", "truncates", "last_truncate")
+
+cdef enum:
+    UPSERT = 0
+    DELETE = 1
+    TRUNCATE = 2
+
+
+cdef struct Ver:
+    int64_t* g             # per version: its key group
+    int64_t* s             # the event that opened it (k, or -2 - i for a target row i)
+    int64_t* e             # the event that ended it (-1: current)
+    int32_t* v             # [version, column]: the values it held when it ended
+    int64_t n              # versions so far
+    int64_t size
+    int64_t ncols
+
+
+cdef inline void _wipe(Key* st, int32_t* vals, int64_t ncols, int64_t epoch) noexcept nogil:
+    cdef int64_t c
+    st.flags = 0
+    st.last = -1
+    st.ver = -1
+    st.epoch = epoch
+    for c in range(ncols):
+        vals[c] = -1
+
+
+cdef inline int32_t* _row(Key* st) noexcept nogil:
+    return (<int32_t*>st) + _HEAD
+
+
+cdef inline void _close(Ver* ver, int64_t v, int64_t k, const int32_t* vals) noexcept nogil:
+    ver.e[v] = k
+    memcpy(ver.v + v * ver.ncols, vals, ver.ncols * sizeof(int32_t))
+
+
+cdef inline void _open(Ver* ver, Key* st, int64_t g, int64_t k) noexcept nogil:
+    cdef int64_t v = ver.n
+    ver.g[v] = g
+    ver.s[v] = k
+    ver.e[v] = -1
+    st.ver = v
+    ver.n = v + 1
+
+
+cdef inline void _delete(Key* st, int32_t* vals, int64_t ncols, int64_t k,
+                         Ver* ver) noexcept nogil:
+    cdef int64_t c
+    if ver != NULL and st.ver >= 0:
+        _close(ver, st.ver, k, vals)
+    st.ver = -1
+    st.flags = DELETED
+    for c in range(ncols):
+        vals[c] = -1
+
+
+cdef struct Flag:
+    const uint8_t* bits    # a boolean column's values
+    const uint8_t* valid   # its validity (NULL: no nulls); a null counts as true
+    int64_t offset
+
+
+def present_masks(list present, const int64_t[::1] orig):
+    """The `present` flags of each event (row orig[k] of the columns) as bits: [m, words]
+    uint64, column c at bit c % 64 of word c // 64; a None column or a null flag is true.
+    None when every column is None."""
+    cdef int64_t m = orig.shape[0], ncols = len(present), words = (ncols + 63) // 64
+    cdef int64_t c, k, j, w
+    if all(p is None for p in present):
+        return None
+    out = np.zeros((m, max(words, 1)), np.uint64)
+    cdef uint64_t[:, ::1] pm = out
+    spec = np.zeros(max(1, ncols) * sizeof(Flag) // 8, np.int64)
+    cdef Flag* flags = <Flag*><uintptr_t>spec.ctypes.data
+    for c in range(ncols):
+        col = present[c]
+        if col is None:
+            continue
+        bufs = col.buffers()
+        flags[c].bits = <const uint8_t*><uintptr_t>bufs[1].address
+        flags[c].valid = <const uint8_t*><uintptr_t>(bufs[0].address if bufs[0] is not None
+                                                     and col.null_count else 0)
+        flags[c].offset = col.offset
+    cdef uint64_t x, sh
+    cdef uint64_t* q = &pm[0, 0] if m else NULL
+    cdef const uint8_t* bits
+    cdef const uint8_t* valid
+    cdef int64_t off
+    with nogil:
+        for c in range(ncols):              # a column at a time: its bitmaps are read in order
+            w = c >> 6
+            sh = c & 63
+            bits, valid, off = flags[c].bits, flags[c].valid, flags[c].offset
+            if bits == NULL:
+                for k in range(m):
+                    q[k * words + w] |= (<uint64_t>1) << sh
+            elif valid == NULL:
+                for k in range(m):
+                    j = off + orig[k]
+                    q[k * words + w] |= (<uint64_t>((bits[j >> 3] >> (j & 7)) & 1)) << sh
+            else:
+                for k in range(m):
+                    j = off + orig[k]
+                    x = ((bits[j >> 3] >> (j & 7)) & 1) | (((valid[j >> 3] >> (j & 7)) & 1) ^ 1)
+                    q[k * words + w] |= x << sh
+    return out
+
+
+def walk(const int64_t[::1] gid, const int64_t[::1] ogid, const uint8_t[::1] kind,
+         const uint8_t[::1] newpos, const uint64_t[:, ::1] present, int64_t groups,
+         const int64_t[::1] target_group, int32_t[:, ::1] rec, int64_t[::1] stats,
+         const int64_t[::1] track=None, int32_t[:, ::1] prev=None, uint8_t[::1] newrow=None,
+         const uint8_t[::1] changed=None, int64_t[::1] ver_group=None,
+         int64_t[::1] ver_start=None, int64_t[::1] ver_end=None,
+         int32_t[:, ::1] ver_values=None):
+    """One pass over the m events in log order (see the module docstring and
+    cdcfast.apply): gid / ogid the key group of each event and, for an update that moves its
+    key, the old key's (-1: none); kind UPSERT, DELETE, TRUNCATE or anything else (ignored);
+    newpos 1 where the position differs from the event before; present the events' flags
+    as present_masks gives them (None: all true).
+    target_group: the group of each target row (-1: none), whose state starts as that row.
+    Leaves in rec, per group, a Key (HEAD int32s: its last event and flags EXISTS, DELETED —
+    both -1 / 0 for a group whose state a later truncate wiped) and its values; and the
+    counts of STATS.
+    First SCD2 walk: track (column indexes), prev [len(track), m] (each upsert's values of
+    those columns before it) and newrow (1: the upsert found no row). Second: changed (1: a
+    tracked column changed) and the versions' arrays (Ver), which must hold every version it
+    opens: the target's rows first, one each, then at most one per event. Returns the
+    number of versions (0 without them)."""
+    cdef int64_t m = gid.shape[0], ncols = rec.shape[1] - _HEAD, T = target_group.shape[0]
+    cdef int64_t words = (ncols + 63) // 64, stride = rec.shape[1]
+    if ogid.shape[0] != m or kind.shape[0] != m or newpos.shape[0] != m or ncols < 0 \
+            or (present is not None and (present.shape[0] != m or present.shape[1] < words)) \
+            or rec.shape[0] != groups or stats.shape[0] != len(STATS):
+        raise ValueError("walk: arrays of mismatched lengths")
+    cdef bint first = track is not None, second = ver_group is not None
+    cdef int64_t ntrack = track.shape[0] if first else 0
+    if first and (prev is None or newrow is None or prev.shape[0] != ntrack
+                  or prev.shape[1] != m or newrow.shape[0] != m):
+        raise ValueError("walk: track needs prev and newrow of the events' length")
+    cdef int64_t i, k, g, og, c, j, v, w, epoch = 0, posid = -1, since_t = 0
+    cdef uint64_t bits, full
+    cdef const uint64_t* pm = NULL
+    if present is not None and m:
+        pm = &present[0, 0]
+    cdef int64_t pstride = present.shape[1] if present is not None else 0
+    cdef Ver ver_
+    cdef Ver* ver = NULL
+    if second:
+        if changed is None or changed.shape[0] != m or ver_start is None or ver_end is None \
+                or ver_values is None or ver_values.shape[1] != ncols \
+                or ver_start.shape[0] != ver_group.shape[0] \
+                or ver_end.shape[0] != ver_group.shape[0] \
+                or ver_values.shape[0] != ver_group.shape[0] \
+                or ver_group.shape[0] < T + m:
+            raise ValueError("walk: versions need changed of the events' length and room "
+                             "for the target's rows and the events")
+        ver = &ver_
+        ver.g, ver.s, ver.e = &ver_group[0], &ver_start[0], &ver_end[0]
+        ver.v = &ver_values[0, 0] if ncols else NULL
+        ver.n, ver.size, ver.ncols = 0, ver_group.shape[0], ncols
+    cdef int64_t applied = 0, replays = 0, nokey = 0, deletes = 0, truncates = 0
+    cdef int64_t last_t = -1
+    cdef uint8_t kd
+    cdef Key* st
+    cdef Key* ost
+    cdef int32_t* row
+    cdef char* base = <char*>&rec[0, 0] if groups else NULL
+    cdef int64_t size = stride * sizeof(int32_t)
+    for g in range(groups):
+        st = <Key*>(base + g * size)
+        _wipe(st, _row(st), ncols, 0)
+        st.lastpos = -1
+    for i in range(T):
+        g = target_group[i]
+        if g < 0:
+            continue
+        if g >= groups:
+            raise ValueError("walk: a target group out of range")
+        st = <Key*>(base + g * size)
+        if st.flags & EXISTS:
+            raise ValueError("the target holds a key twice")
+        st.flags = EXISTS
+        row = _row(st)
+        for c in range(ncols):
+            row[c] = -2 - i
+        if second:
+            _open(ver, st, g, -2 - i)
+    with nogil:
+        for k in range(m):
+            if k + AHEAD < m:
+                g = gid[k + AHEAD]
+                if g >= 0:
+                    prefetch(base + g * size)
+                    prefetch(base + g * size + 64)
+            if newpos[k]:
+                posid += 1
+            kd = kind[k]
+            if kd == TRUNCATE:
+                truncates += 1
+                applied += 1
+                epoch += 1
+                last_t = k
+                if second:
+                    for v in range(since_t, ver.n):
+                        if ver.e[v] == -1:
+                            _close(ver, v, k, _row(<Key*>(base + ver.g[v] * size)))
+                    since_t = ver.n
+                continue
+            if kd != UPSERT and kd != DELETE:
+                continue
+            g = gid[k]
+            if g < 0:
+                nokey += 1
+                continue
+            st = <Key*>(base + g * size)
+            if st.lastpos == posid:
+                replays += 1
+                continue
+            st.lastpos = <int32_t>posid
+            applied += 1
+            row = _row(st)
+            if st.epoch != epoch:
+                _wipe(st, row, ncols, epoch)
+            if kd == DELETE:
+                deletes += 1
+                _delete(st, row, ncols, k, ver)
+                st.last = <int32_t>k
+                continue
+            og = ogid[k]
+            if og >= 0:
+                ost = <Key*>(base + og * size)
+                if ost.epoch != epoch:
+                    _wipe(ost, _row(ost), ncols, epoch)
+                _delete(ost, _row(ost), ncols, k, ver)
+                ost.last = <int32_t>k
+            if first:
+                newrow[k] = 0 if st.flags & EXISTS else 1
+                for j in range(ntrack):
+                    prev[j, k] = row[track[j]]
+            if second:
+                if not (st.flags & EXISTS):
+                    _open(ver, st, g, k)
+                elif changed[k]:
+                    _close(ver, st.ver, k, row)
+                    _open(ver, st, g, k)
+            if pm == NULL:
+                for c in range(ncols):
+                    row[c] = <int32_t>k
+            else:
+                for w in range(words):
+                    bits = pm[k * pstride + w]
+                    full = (~(<uint64_t>0)) if ncols - 64 * w >= 64 else \
+                        (((<uint64_t>1) << (ncols - 64 * w)) - 1)
+                    if bits == full:
+                        for c in range(64 * w, min(ncols, 64 * w + 64)):
+                            row[c] = <int32_t>k
+                    else:
+                        while bits:
+                            row[64 * w + _ctz(bits)] = <int32_t>k
+                            bits &= bits - 1
+            st.flags = (st.flags | EXISTS)
+            st.last = <int32_t>k
+        for g in range(groups):
+            st = <Key*>(base + g * size)
+            if st.epoch != epoch:
+                st.flags = 0
+                st.last = -1
+        if second:
+            for v in range(since_t, ver.n):
+                if ver.e[v] == -1:
+                    _close(ver, v, -1, _row(<Key*>(base + ver.g[v] * size)))
+    stats[0] = applied
+    stats[1] = replays
+    stats[2] = nokey
+    stats[3] = deletes
+    stats[4] = truncates
+    stats[5] = last_t
+    return ver.n if second else 0

@@ -1,0 +1,154 @@
+"""The apply kernels (native/cdcfast/_apply.pyx) in plain Python: the fallback when the
+extension is not built, and the twin its tests compare it with. Same functions, same
+arguments, same results; one Python step per event."""
+from __future__ import annotations
+
+import numpy as np
+
+STATS = ("applied", "replays", "skipped_no_key", "deletes", "truncates", "last_truncate")
+UPSERT, DELETE, TRUNCATE = 0, 1, 2
+EXISTS, DELETED = 1, 2
+HEAD = 5                     # a key's record: lastpos, last, ver, epoch, flags, then values
+
+
+def group_ids(arrays: list):
+    """Per row, its key's group in order of first appearance (-1: a null key column), and
+    the number of groups."""
+    n = len(arrays[0]) if arrays else 0
+    columns = [a.to_pylist() for a in arrays]
+    seen: dict = {}
+    gid = np.empty(n, np.int64)
+    for i in range(n):
+        key = tuple(c[i] for c in columns)
+        if any(v is None for v in key):
+            gid[i] = -1
+            continue
+        gid[i] = seen.setdefault(key, len(seen))
+    return gid, len(seen)
+
+
+def present_masks(present: list, orig):
+    """See _apply.present_masks."""
+    if all(p is None for p in present):
+        return None
+    out = np.zeros((len(orig), max(1, (len(present) + 63) // 64)), np.uint64)
+    for c, col in enumerate(present):
+        sent = [True] * len(orig) if col is None else \
+            [col[int(r)].as_py() is not False for r in orig]
+        for k, s in enumerate(sent):
+            if s:
+                out[k, c // 64] |= np.uint64(1 << (c % 64))
+    return out
+
+
+def walk(gid, ogid, kind, newpos, present, groups, target_group, rec, stats, track=None,
+         prev=None, newrow=None, changed=None, ver_group=None, ver_start=None, ver_end=None,
+         ver_values=None):
+    """See _apply.walk."""
+    m, ncols = len(gid), rec.shape[1] - HEAD
+    vals = rec[:, HEAD:]
+    second = ver_group is not None
+    state = [{"lastpos": -1, "last": -1, "epoch": 0, "ver": -1, "flags": 0}
+             for _ in range(groups)]
+    vals[:] = -1
+    nver = 0
+
+    def open_(st, g, k):
+        nonlocal nver
+        ver_group[nver], ver_start[nver], ver_end[nver] = g, k, -1
+        st["ver"] = nver
+        nver += 1
+
+    def close(v, k, row):
+        ver_end[v] = k
+        ver_values[v] = row
+
+    def wipe(st, g, epoch):
+        st.update(flags=0, last=-1, ver=-1, epoch=epoch)
+        vals[g] = -1
+
+    def delete(st, g, k):
+        if second and st["ver"] >= 0:
+            close(st["ver"], k, vals[g])
+        st["ver"] = -1
+        st["flags"] = DELETED
+        vals[g] = -1
+
+    for i, g in enumerate(target_group):
+        if g < 0:
+            continue
+        if state[g]["flags"] & EXISTS:
+            raise ValueError("the target holds a key twice")
+        state[g]["flags"] = EXISTS
+        vals[g] = -2 - i
+        if second:
+            open_(state[g], g, -2 - i)
+    epoch, posid, since_t = 0, -1, 0
+    applied = replays = nokey = deletes = truncates = 0
+    last_t = -1
+    for k in range(m):
+        if newpos[k]:
+            posid += 1
+        kd = kind[k]
+        if kd == TRUNCATE:
+            truncates += 1
+            applied += 1
+            epoch += 1
+            last_t = k
+            if second:
+                for v in range(since_t, nver):
+                    if ver_end[v] == -1:
+                        close(v, k, vals[ver_group[v]])
+                since_t = nver
+            continue
+        if kd not in (UPSERT, DELETE):
+            continue
+        g = gid[k]
+        if g < 0:
+            nokey += 1
+            continue
+        st = state[g]
+        if st["lastpos"] == posid:
+            replays += 1
+            continue
+        st["lastpos"] = posid
+        applied += 1
+        if st["epoch"] != epoch:
+            wipe(st, g, epoch)
+        if kd == DELETE:
+            deletes += 1
+            delete(st, g, k)
+            st["last"] = k
+            continue
+        og = ogid[k]
+        if og >= 0:
+            ost = state[og]
+            if ost["epoch"] != epoch:
+                wipe(ost, og, epoch)
+            delete(ost, og, k)
+            ost["last"] = k
+        if track is not None:
+            newrow[k] = 0 if st["flags"] & EXISTS else 1
+            for j, c in enumerate(track):
+                prev[j, k] = vals[g, c]
+        if second:
+            if not st["flags"] & EXISTS:
+                open_(st, g, k)
+            elif changed[k]:
+                close(st["ver"], k, vals[g])
+                open_(st, g, k)
+        for c in range(ncols):
+            if present is None or int(present[k, c // 64]) >> (c % 64) & 1:
+                vals[g, c] = k
+        st["flags"] |= EXISTS
+        st["last"] = k
+    for g, st in enumerate(state):
+        current = st["epoch"] == epoch
+        rec[g, :HEAD] = [st["lastpos"], st["last"] if current else -1, st["ver"], st["epoch"],
+                         st["flags"] if current else 0]
+    if second:
+        for v in range(since_t, nver):
+            if ver_end[v] == -1:
+                close(v, -1, vals[ver_group[v]])
+    stats[:] = [applied, replays, nokey, deletes, truncates, last_t]
+    return nver if second else 0

@@ -1,0 +1,96 @@
+"""The apply kernels (native/cdcfast/_apply.pyx) against their plain-Python twin
+(cdcfast/_apply_py.py, the fallback when the extension is not built): key group ids over
+every key type the fold accepts, and the whole fold run through either."""
+from __future__ import annotations
+
+import decimal
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+
+import cdcfast
+from cdcfast import _apply, _apply_py
+from cdcfast import apply as A
+from test_apply import event_lists, model, relaxed, rows_of, table
+
+
+def groups_of(gid) -> list:
+    """The partition of rows a numbering makes (first appearance order)."""
+    return [int(g) for g in gid]
+
+
+KEYS = {
+    "int64": pa.array([5, 3, 5, None, 3, 7, -1, 5], pa.int64()),
+    "int8": pa.array([1, 2, 1, 2, None, 3, 3, 1], pa.int8()),
+    "uint16": pa.array([65535, 0, 65535, 1, 0, 1, None, 2], pa.uint16()),
+    "int32": pa.array([2**31 - 1, -2**31, 0, 0, -2**31, None, 1, 2**31 - 1], pa.int32()),
+    "float64": pa.array([1.5, -0.0, 1.5, 2.0, None, 2.0, 3.25, 1.5]),
+    "string": pa.array(["a", "", "a", None, "ab", "abcdefghijklmnopq", "", "ab"]),
+    "large_string": pa.array(["x", "y", "x", "x", None, "y", "zz", "zz"], pa.large_string()),
+    "binary": pa.array([b"\x00", b"\x00\x00", b"\x00", b"", None, b"", b"\xff" * 20,
+                        b"\xff" * 20]),
+    "timestamp": pa.array([1, 2, 1, 3, None, 3, 2, 1], pa.timestamp("us", "UTC")),
+    "decimal": pa.array([decimal.Decimal("1.10"), decimal.Decimal("2.00"), None,
+                         decimal.Decimal("1.10"), decimal.Decimal("-1.10"),
+                         decimal.Decimal("2.00"), None, decimal.Decimal("0.00")],
+                        pa.decimal128(10, 2)),
+    "bool": pa.array([True, False, None, True, True, False, None, False]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEYS))
+def test_group_ids_number_keys_in_order_of_first_appearance(name):
+    col = A._keyable(KEYS[name])
+    native, n1 = _apply.group_ids([col])
+    twin, n2 = _apply_py.group_ids([col])
+    assert groups_of(native) == groups_of(twin) and n1 == n2
+    seen = {}
+    want = [-1 if v is None else seen.setdefault(v, len(seen)) for v in KEYS[name].to_pylist()]
+    assert groups_of(native) == want
+
+
+def test_group_ids_of_several_columns_slices_and_many_keys():
+    rng = np.random.default_rng(3)
+    a = pa.array(rng.integers(0, 300, 20000))
+    b = pa.array(rng.integers(0, 3, 20000).astype(str))
+    b = pa.array(b.to_pylist(), mask=rng.random(20000) < 0.01)
+    for cols in ([a, b], [a.slice(7), b.slice(7)], [b.slice(3, 500)]):
+        native, n1 = _apply.group_ids(cols)
+        seen = {}
+        want = []
+        for row in zip(*(c.to_pylist() for c in cols)):
+            want.append(-1 if None in row else seen.setdefault(row, len(seen)))
+        assert groups_of(native) == want and n1 == len(seen)
+    # past the table's first size: it grows, and numbering does not change
+    big = pa.array(np.arange(300_000) % 200_003)
+    gid, n = _apply.group_ids([big])
+    assert n == 200_003 and (gid == np.arange(300_000) % 200_003).all()
+
+
+def test_a_key_of_a_type_that_cannot_be_one_says_so():
+    with pytest.raises(ValueError, match="cannot be a key"):
+        A._keyable(pa.array([[1], [2]]))
+
+
+@relaxed
+@given(event_lists())
+def test_the_fold_through_the_python_twin_is_the_natives(events):
+    t = table(events)
+    native = (cdcfast.apply_changes(t), cdcfast.net_changes(t))
+    saved = A._kernel
+    A._kernel = _apply_py
+    try:
+        twin = (cdcfast.apply_changes(t), cdcfast.net_changes(t))
+    finally:
+        A._kernel = saved
+    assert native[0].equals(twin[0]) and native[1].equals(twin[1])
+    assert rows_of(twin[0]) == model(events)[0]
+
+
+def test_the_target_may_not_hold_a_key_twice():
+    ev = table([])
+    target = pa.table({"ID": [1, 1], "A": ["a", "b"], "B": [1, 2]})
+    with pytest.raises(ValueError, match="holds a key twice"):
+        cdcfast.apply_changes(ev, target=target)
