@@ -285,6 +285,25 @@ def test_decoded_events_of_every_format(fmt, tmp_path):
         cdcfast.apply.parse_position(want.schema.metadata[b"cdcfast.position"].decode())
 
 
+def test_a_time_column_is_stored_as_its_text(tmp_path):
+    """Delta Lake has no TIME type: SHIP_TIME (time64[us]) goes in as HH:MM:SS.ffffff."""
+    data, cat = generate("ibm-delimited", 300, table_width=10, seed=1)
+    t = cat.tables[0]
+    events = cdcfast.decode(data, "ibm-delimited", catalog=cat, table=t.name)
+    assert events.schema.field("after").type.field("SHIP_TIME").type == pa.time64("us")
+    uri = str(tmp_path / "t")
+    apply_changes(uri, events)
+    got = DeltaTable(uri).to_pyarrow_table().sort_by(t.key[0])
+    want = cdcfast.apply_changes(events)
+    assert got.schema.field("SHIP_TIME").type == pa.string()
+    times = want.column("SHIP_TIME").to_pylist()
+    assert got.column("SHIP_TIME").to_pylist() == \
+        [None if v is None else v.strftime("%H:%M:%S.%f") for v in times]
+    assert got.drop_columns(["SHIP_TIME"]).equals(
+        want.drop_columns(["SHIP_TIME"]).replace_schema_metadata(None))
+    assert sum(v is not None for v in times) > 10
+
+
 # -- what cannot be applied says why --------------------------------------------------------------
 def test_what_cannot_be_applied_says_why(tmp_path):
     uri = str(tmp_path / "t")
@@ -296,10 +315,12 @@ def test_what_cannot_be_applied_says_why(tmp_path):
     with pytest.raises(ValueError, match="key=…"):
         apply_changes(uri, events.replace_schema_metadata(None))
     assert not os.path.exists(uri)                  # nothing created by a call refused
-    data, cat = generate("ibm-delimited", 50, table_width=10, seed=1)   # has a TIME column
-    timed = cdcfast.decode(data, "ibm-delimited", catalog=cat, table=cat.tables[0].name)
-    with pytest.raises(ValueError, match=r"Delta Lake has no type for column\(s\) SHIP_TIME"):
-        apply_changes(uri, timed)
+    image = pa.struct([("ID", pa.int64()), ("D", pa.duration("s"))])
+    odd = pa.Table.from_pylist([], schema=pa.schema(
+        [(f.name, image if f.name in ("before", "after") else f.type) for f in table([]).schema]))
+    with pytest.raises(ValueError, match=r"Delta Lake has no type for column\(s\) D "
+                                         r"\(duration\[s\]\)"):
+        apply_changes(uri, odd, key="ID")
     write_deltalake(uri, pa.table({"ID": [1], "A": ["a"]}))
     with pytest.raises(ValueError, match=r"lacks the table's column\(s\) B"):
         apply_changes(uri, events)

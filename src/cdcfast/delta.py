@@ -113,11 +113,13 @@ def _key_of(key, t: pa.Table) -> list:
 
 
 def _columns(dl, t: pa.Table) -> pa.Schema:
-    """The table's columns (the fields of `after`), or a ValueError naming those Delta Lake
-    cannot hold."""
+    """The Delta table's columns: the fields of `after`, in order, as Delta Lake types them —
+    a TIME column as its text (Delta Lake has no TIME type; `HH:MM:SS.ffffff` sorts in time
+    order) — or a ValueError naming the columns Delta Lake cannot hold."""
     if "after" not in t.schema.names or not pa.types.is_struct(t.schema.field("after").type):
         return None                     # Applier says what is wrong with the events
-    schema = pa.schema([pa.field(f.name, f.type) for f in t.schema.field("after").type])
+    schema = pa.schema([pa.field(f.name, pa.string() if pa.types.is_time(f.type) else f.type)
+                        for f in t.schema.field("after").type])
     bad = []
     for f in schema:
         try:
@@ -125,9 +127,7 @@ def _columns(dl, t: pa.Table) -> pa.Schema:
         except Exception:               # delta-rs raises a bare Exception for a bad type
             bad.append(f"{f.name} ({f.type})")
     if bad:
-        raise ValueError(f"Delta Lake has no type for column(s) {', '.join(bad)} (a TIME "
-                         "column: leave it out of the catalog table, or apply to Arrow with "
-                         "cdcfast.apply_changes)")
+        raise ValueError(f"Delta Lake has no type for column(s) {', '.join(bad)}")
     return schema
 
 
