@@ -106,10 +106,12 @@ def _table(events) -> pa.Table:
     return pa.Table.from_batches(batches)
 
 
-def _key_of(key, t: pa.Table) -> list:
+def _key_of(key, t: pa.Table):
+    """The key columns: `key=`, else the events' `cdcfast.key` (None: neither)."""
     if key:
         return [key] if isinstance(key, str) else list(key)
-    return list(json.loads((t.schema.metadata or {})[KEY]))   # Applier checked it is there
+    meta = t.schema.metadata or {}
+    return list(json.loads(meta[KEY])) if KEY in meta else None
 
 
 def _columns(dl, t: pa.Table) -> pa.Schema:
@@ -129,6 +131,30 @@ def _columns(dl, t: pa.Table) -> pa.Schema:
     if bad:
         raise ValueError(f"Delta Lake has no type for column(s) {', '.join(bad)}")
     return schema
+
+
+def _lean(t: pa.Table, key) -> pa.Table:
+    """The events with only what the fold and the MERGE read: `before` narrowed to the key
+    (a delete's key; the rest of the before image, `changed`, `source`, … are never read,
+    and the net events would otherwise carry them through a take of every column). As
+    they are when the key is unknown: the Applier then says what is wrong."""
+    need = ("op", "commit_ts", "commit_pos", "change_pos", "seq", "before", "after",
+            "present", "_error")
+    if not key or any(n not in t.schema.names for n in need) \
+            or not pa.types.is_struct(t.schema.field("before").type):
+        return t
+    before_type = t.schema.field("before").type
+    if any(before_type.get_field_index(k) < 0 for k in key):
+        return t
+    before = t.column("before")
+    narrow = pa.chunked_array(
+        [pa.StructArray.from_arrays([pc.struct_field(c, k) for k in key],
+                                    fields=[before_type.field(k) for k in key],
+                                    mask=c.is_null()) for c in before.chunks],
+        type=pa.struct([before_type.field(k) for k in key]))
+    lean = t.select(list(need))
+    return lean.set_column(lean.schema.get_field_index("before"), "before", narrow) \
+        .replace_schema_metadata(t.schema.metadata)
 
 
 def _quote(name: str) -> str:
@@ -178,9 +204,9 @@ def apply_changes(uri, events, key=None, scd: int = 1, track=None,
     exists = dl.DeltaTable.is_deltatable(uri, storage_options=storage_options)
     dt = dl.DeltaTable(uri, storage_options=storage_options) if exists else None
     since = _mark(dt) if dt is not None else None
-    net = applier.net_changes(t, since=since)
-    stats = dict(applier.last_stats)
     key = _key_of(key, t)
+    net = applier.net_changes(_lean(t, key), since=since)
+    stats = dict(applier.last_stats)
     if dt is None:
         dt = dl.DeltaTable.create(uri, columns, mode="ignore", storage_options=storage_options)
     target = _target_schema(dt)
