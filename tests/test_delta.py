@@ -117,18 +117,14 @@ def test_the_same_events_twice_change_nothing(tmp_path):
     assert delta_rows(uri) == {1: row(1, "x", 5)}
 
 
-def test_the_mark_is_found_behind_other_writers_commits(tmp_path):
+def test_the_mark_is_found_behind_other_writers_commits(tmp_path, monkeypatch):
     uri = str(tmp_path / "t")
     apply_changes(uri, table([event("c", 7, after=row(1, "a", 1))]))
     for _ in range(3):                          # commits that carry no mark
         DeltaTable(uri).optimize.compact()
         write_deltalake(uri, pa.table({"ID": [9], "A": ["w"], "B": [9]}), mode="append")
-    monkey = cdcfast.delta.HISTORY_FIRST
-    try:
-        cdcfast.delta.HISTORY_FIRST = 2         # not among the newest two: the whole history
-        assert position(uri) == (b"\x01", None, 7)
-    finally:
-        cdcfast.delta.HISTORY_FIRST = monkey
+    assert position(uri) == (b"\x01", None, 7)
+    monkeypatch.setattr(cdcfast.delta, "HISTORY_FIRST", 2)   # not among the newest two
     assert position(uri) == (b"\x01", None, 7)
     assert position(str(tmp_path / "none")) is None
     got = apply_changes(uri, table([event("c", 7, after=row(1, "b", 2)),
