@@ -444,3 +444,71 @@ def test_qlik_decode_through_spark(spark, tmp_path, capsys):
         assert sorted(r.change_pos for r in got.select("change_pos").collect()
                       if r.change_pos is not None) == \
             sorted(p for p in table.column("change_pos").to_pylist() if p is not None)
+
+
+# -- apply ---------------------------------------------------------------------------------------
+def test_apply_to_delta(tmp_path, capsys, monkeypatch):
+    """`cdcfast apply` decodes one table's events and applies them to a Delta table: the
+    table's rows are cdcfast.apply_changes's, the summary counts them and names the mark, and
+    a second run applies nothing and commits nothing."""
+    from deltalake import DeltaTable
+    from cdcfast.apply import position_text
+    from cdcfast.delta import position
+    path, cat = sample(tmp_path)
+    table = "SALES.ORDERS_1"
+    events = cdcfast.decode(path, format="ibm-delimited", catalog=cdcfast.Catalog.load(cat),
+                            table=table)
+    want = cdcfast.apply_changes(events)
+    uri = str(tmp_path / "lake" / "orders")
+    monkeypatch.setattr(cli, "PROGRESS_BYTES", 1000)
+    capsys.readouterr()
+    args = ["apply", path, "--format", "ibm-delimited", "--catalog", cat, "--table", table,
+            "--delta", uri]
+    assert cli.main(args) == 0
+    out, err = capsys.readouterr()
+    assert "decoding" in err                            # the progress bar
+    got = DeltaTable(uri).to_pyarrow_table().sort_by("ORDER_ID")
+    assert got.equals(want.replace_schema_metadata(None)) and got.num_rows > 100
+    n = events.num_rows
+    deletes = events.column("op").to_pylist().count("d")
+    mark = position_text(position(uri))
+    assert mark == want.schema.metadata[b"cdcfast.position"].decode()
+    assert f"applied {n:,} of {n:,} events ({deletes:,} deletes, 0 truncates); skipped 0 (0 " \
+        f"with errors, 0 without a key, 0 replays); high-water mark {mark}" in out
+    assert f"{uri}: version 1 (one MERGE)" in out
+    assert cli.main(args + ["--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "decoding" not in err
+    assert f"applied 0 of {n:,} events (0 deletes, 0 truncates); skipped {n:,} (0 with " \
+        f"errors, 0 without a key, {n:,} replays); high-water mark {mark}" in out
+    assert f"{uri}: nothing to apply: no commit" in out
+    assert DeltaTable(uri).version() == 1
+    # --key names the key when the catalog does not, or another one
+    assert cli.main(args[:-2] + ["--key", "ORDER_ID", "--delta", str(tmp_path / "k")]) == 0
+    assert DeltaTable(str(tmp_path / "k")).to_pyarrow_table().num_rows == got.num_rows
+
+
+def test_apply_says_what_it_cannot_do(tmp_path, capsys):
+    path, cat = sample(tmp_path, rows=300)
+    base = ["apply", path, "--format", "ibm-delimited", "--catalog", cat]
+    uri = str(tmp_path / "t")
+    capsys.readouterr()
+    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--scd", "2", "--delta", uri]) == 2
+    assert "scd=2 on Delta: not built yet" in capsys.readouterr().err
+    assert cli.main(base + ["--table", "NOPE.NOPE", "--delta", uri]) == 2
+    assert "table 'NOPE.NOPE' is neither in the catalog nor in the input" in \
+        capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:                # --table is required
+        cli.main(base + ["--delta", uri])
+    assert e.value.code == 2 and "--table" in capsys.readouterr().err
+    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--key", "NOPE", "--delta", uri]) == 2
+    assert "key column(s) NOPE not among the table's columns" in capsys.readouterr().err
+    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--delta", path]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert not os.path.exists(uri)
+    bad = tmp_path / "bad" / "_delta_log"               # not a Delta log
+    bad.mkdir(parents=True)
+    (bad / f"{0:020d}.json").write_text("garbage\n")
+    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--delta", str(bad.parent)]) == \
+        cli.DELTA_FAILED
+    assert "cdcfast apply: error:" in capsys.readouterr().err

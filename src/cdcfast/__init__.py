@@ -31,8 +31,9 @@ def release_memory() -> None:
 
 
 def __getattr__(name):
-    # cdcfast.reference and cdcfast.encode load on first use
-    if name in ("reference", "encode"):
+    # cdcfast.reference, cdcfast.encode and cdcfast.delta load on first use (deltalake:
+    # when cdcfast.delta is first called)
+    if name in ("reference", "encode", "delta"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(name)

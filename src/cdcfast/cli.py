@@ -1,4 +1,4 @@
-"""`cdcfast` on the command line: decode, inspect, generate, formats, bench, demo.
+"""`cdcfast` on the command line: decode, apply, inspect, generate, formats, bench, demo.
 
 Ordinary mistakes (a missing file, bad catalog JSON, an unknown option, a record FAILFAST
 refuses) are one line on stderr and an exit code of `EXIT` (docs/cli.md); ``--debug`` shows
@@ -16,7 +16,8 @@ import sys
 import time
 
 # exit codes (docs/cli.md; `cdcfast --help` lists them)
-OK, FAILED_RECORD, USAGE, BAD_INPUT, NOTHING_DECODED, SPARK_FAILED, INTERNAL = 0, 1, 2, 3, 4, 5, 70
+OK, FAILED_RECORD, USAGE, BAD_INPUT, NOTHING_DECODED, SPARK_FAILED, DELTA_FAILED, INTERNAL = \
+    0, 1, 2, 3, 4, 5, 6, 70
 EXIT = {OK: "done",
         FAILED_RECORD: "a record could not be decoded (FAILFAST)",
         USAGE: "a bad command line: flag, option or value",
@@ -24,6 +25,7 @@ EXIT = {OK: "done",
                    "unknown type)",
         NOTHING_DECODED: "records were read but none could be decoded (is --format right?)",
         SPARK_FAILED: "Spark failed (the log: --debug)",
+        DELTA_FAILED: "the Delta table could not be read or written (deltalake's error)",
         INTERNAL: "a bug in cdcfast: please report it with the --debug output"}
 
 PROGRESS_BYTES = 64 << 20       # inputs from this size on show a progress bar
@@ -354,6 +356,94 @@ def _decode(args) -> int:
           " MB/s)")
     tally.check(args.format)
     return OK
+
+
+# -- apply ---------------------------------------------------------------------------------------
+def _apply(args) -> int:
+    """Decode one table's events and apply them to a Delta table: one MERGE, exactly once."""
+    import importlib.util
+    if args.scd == 2:
+        raise Failure(USAGE, "--scd 2: scd=2 on Delta: not built yet (SCD type 1 only, "
+                             "docs/apply.md)")
+    if importlib.util.find_spec("deltalake") is None:
+        raise Failure(USAGE, "--delta needs deltalake: pip install \"cdcfast[delta]\"")
+    key = [k.strip() for k in args.key.split(",")] if args.key else None
+    if key is not None and not all(key):
+        raise Failure(USAGE, f"--key takes column names separated by commas, not {args.key!r}")
+    if "://" not in args.delta and os.path.exists(args.delta) and not os.path.isdir(args.delta):
+        raise Failure(USAGE, f"--delta {args.delta} is a file: name the Delta table's folder")
+    total = _check_inputs(args.inputs)
+    dec = _decoder(args)
+    t0 = time.perf_counter()
+    bar = None
+    if total >= PROGRESS_BYTES and not args.quiet:
+        from tqdm import tqdm
+        bar = tqdm(unit=" events", unit_scale=True, desc="decoding", file=sys.stderr)
+    batches, tally = [], _Tally()
+    try:
+        for i, path in enumerate(args.inputs):
+            if bar is not None:
+                bar.set_postfix_str(f"file {i + 1}/{len(args.inputs)}")
+            try:
+                for batch in dec.read_batches(path, table=args.table):    # bounded per batch
+                    tally.add_batch(batch)
+                    batches.append(batch)
+                    if bar is not None:
+                        bar.update(batch.num_rows)
+            except ValueError as e:       # DecodeError (FAILFAST) and bad requests alike
+                from .errors import DecodeError
+                if args.debug:
+                    raise
+                code = FAILED_RECORD if isinstance(e, DecodeError) else USAGE
+                raise Failure(code, f"{path}: {e}") from None
+            tally.add_stats(dec.last_stats)
+    finally:
+        if bar is not None:
+            bar.close()
+    print(tally.line())
+    tally.check(args.format)
+    events = _events(dec, args.table, batches)
+    from . import delta
+    from .apply import KEY, position_text
+    if key is None and KEY not in (events.schema.metadata or {}):
+        raise Failure(USAGE, f"--key names the key columns of {args.table}: the catalog names "
+                             "none")
+    t1 = time.perf_counter()
+    from deltalake.exceptions import DeltaError
+    try:
+        stats = delta.apply_changes(args.delta, events, key=key, scd=args.scd)
+    except Exception as e:
+        # deltalake's own errors (storage, commit conflicts, …): DeltaError, OSError, or a
+        # bare Exception from delta-rs
+        if args.debug or not isinstance(e, (DeltaError, OSError)) and type(e) is not Exception:
+            raise
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise Failure(DELTA_FAILED, f"{args.delta}: {first[:300]}") from None
+    skipped = stats["skipped_errors"] + stats["skipped_no_key"] + stats["replays"]
+    mark = "(none)" if stats["position"] is None else position_text(stats["position"])
+    print(f"applied {stats['applied']:,} of {stats['events']:,} events ({stats['deletes']:,} "
+          f"deletes, {stats['truncates']:,} truncates); skipped {skipped:,} "
+          f"({stats['skipped_errors']:,} with errors, {stats['skipped_no_key']:,} without a "
+          f"key, {stats['replays']:,} replays); high-water mark {mark}")
+    done = "nothing to apply: no commit" if stats["version"] is None else \
+        f"version {stats['version']} (one MERGE)"
+    print(f"{args.delta}: {done}; decoded in {t1 - t0:.2f} s, applied in "
+          f"{time.perf_counter() - t1:.2f} s")
+    return OK
+
+
+def _events(dec, table: str, batches):
+    """The batches as one table (the table's empty envelope when the input has none of its
+    events)."""
+    import pyarrow as pa
+    if not batches:
+        return dec.schema(table).empty_table()
+    try:
+        return pa.Table.from_batches(batches)
+    except pa.ArrowInvalid:         # layouts that grew with the data (embedded schemas)
+        meta = batches[0].schema.metadata
+        return pa.concat_tables([pa.Table.from_batches([b]) for b in batches],
+                                promote_options="permissive").replace_schema_metadata(meta)
 
 
 def _wrote(table, n, path):
@@ -726,6 +816,27 @@ def parser() -> argparse.ArgumentParser:
                          "--catalog; Spark writes a folder per table)")
     dc.add_argument("--quiet", action="store_true", help="no progress bar")
     dc.set_defaults(run=_decode)
+
+    ap = sub.add_parser("apply", parents=[common],
+                        help="apply one table's events to a Delta Lake table",
+                        description="Decode one table's events and apply them to a Delta "
+                        "Lake table (created when missing) with one MERGE whose commit "
+                        "carries the high-water mark: events at or below the mark the table "
+                        "holds are skipped, so running it again changes nothing "
+                        "(docs/apply.md).")
+    decoding(ap)
+    ap.add_argument("--table", required=True, metavar="OWNER.TABLE",
+                    help="the table whose events are applied")
+    ap.add_argument("--key", metavar="COLS",
+                    help="the key columns, comma-separated (default: the catalog table's "
+                         "key)")
+    ap.add_argument("--scd", type=int, choices=[1, 2], default=1,
+                    help="1: the table's current rows (the default); 2: one row per "
+                         "version (not built yet on Delta)")
+    ap.add_argument("--delta", required=True, metavar="URI",
+                    help="the Delta table: a folder, or a URI deltalake knows (s3://, …)")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.set_defaults(run=_apply)
 
     ins = sub.add_parser("inspect", parents=[common],
                          help="tables, op counts, time range and errors",

@@ -1,0 +1,341 @@
+"""Apply to Delta Lake (SPEC §9): `cdcfast.delta.apply_changes` against the plain-Python model
+of tests/test_apply.py and against `cdcfast.apply_changes`, on real Delta tables (deltalake,
+delta-rs): one call, several calls, every event replayed, a writer killed mid-run and started
+over, partial images, truncates, key changes, column names that need quoting, and decoded
+events of every format."""
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_apply import COLUMNS, event_lists, model, pos, rows_of, table
+
+import cdcfast
+import cdcfast.delta
+from cdcfast.apply import LOG
+from cdcfast.delta import apply_changes, position
+from cdcfast.encode import generate
+from cdcfast.formats import names as format_names
+
+SRC = str(pathlib.Path(cdcfast.__file__).resolve().parents[1])
+
+
+def delta_rows(uri, key="ID") -> dict:
+    return rows_of(DeltaTable(uri).to_pyarrow_table(), key)
+
+
+# Delta commits take milliseconds each: fewer examples than test_apply's
+few = settings(max_examples=30, deadline=None, database=None,
+               suppress_health_check=[HealthCheck.too_slow])
+
+
+def event(op, seq, key=None, before=None, after=None, present=None, commit_pos=b"\x01",
+          **more):
+    """One event of test_apply's table (columns ID, A, B)."""
+    return {"op": op, "commit_ts": None, "commit_pos": commit_pos, "change_pos": None,
+            "seq": seq, "before": before, "after": after, "changed": None,
+            "present": present, "_error": None, **more}
+
+
+def row(k, a, b):
+    return {"ID": k, "A": a, "B": b}
+
+
+# -- against the model ---------------------------------------------------------------------
+@few
+@given(event_lists())
+def test_one_call_is_the_model(events):
+    with tempfile.TemporaryDirectory() as d:
+        uri = os.path.join(d, "t")
+        stats = apply_changes(uri, table(events))
+        state, high = model(events)
+        assert delta_rows(uri) == state
+        assert delta_rows(uri) == rows_of(cdcfast.apply_changes(table(events)))
+        assert DeltaTable(uri).to_pyarrow_table().column_names == [n for n, _ in COLUMNS]
+        # a commit iff something was applied, and it carries the mark
+        assert (stats["version"] is None) == (stats["applied"] == 0)
+        assert position(uri) == (None if stats["version"] is None else high)
+        assert stats["position"] == position(uri)
+
+
+@few
+@given(event_lists(), st.lists(st.integers(0, 40), max_size=4), st.randoms())
+def test_several_calls_then_every_event_again(events, cuts, rnd):
+    """The events cut into calls at random points of log order (each call's events in any
+    order), then all of them again: the model of the same calls, where each call skips what
+    is at or below the mark of the last commit (a call with nothing to apply commits
+    nothing and leaves the mark)."""
+    ok = sorted((e for e in events if e["_error"] is None), key=pos)
+    bounds = sorted(set(cuts))
+    calls = [ok[a:b] for a, b in zip([0] + bounds, bounds + [len(ok)])] + [events]
+    with tempfile.TemporaryDirectory() as d:
+        uri = os.path.join(d, "t")
+        state, since, arrow = {}, None, None
+        for call in calls:
+            call = list(call)
+            rnd.shuffle(call)
+            stats = apply_changes(uri, table(call))
+            state, high = model(call, state, since)
+            arrow = cdcfast.apply_changes(table(call), target=arrow, since=since)
+            if stats["version"] is not None:
+                since = high
+            assert stats["position"] == since == position(uri)
+            assert delta_rows(uri) == state == rows_of(arrow)
+        versions = DeltaTable(uri).version()
+        assert apply_changes(uri, table(events))["version"] is None      # all replays
+        assert DeltaTable(uri).version() == versions
+
+
+# -- replays, crashes ----------------------------------------------------------------------------
+def test_the_same_events_twice_change_nothing(tmp_path):
+    uri = str(tmp_path / "t")
+    events = [event("c", 0, after=row(1, "a", 1)), event("c", 1, after=row(2, "b", 2)),
+              event("u", 2, before=row(1, "a", 1), after=row(1, "x", 5)),
+              event("d", 3, before=row(2, "b", 2))]
+    first = apply_changes(uri, table(events))
+    assert first["applied"] == 4 and first["version"] == 1 and first["deletes"] == 1
+    assert delta_rows(uri) == {1: row(1, "x", 5)}
+    assert position(uri) == (b"\x01", None, 3) == first["position"]
+    again = apply_changes(uri, table(events))
+    assert again["replays"] == 4 and again["applied"] == 0 and again["version"] is None
+    assert again["position"] == (b"\x01", None, 3)
+    dt = DeltaTable(uri)
+    assert dt.version() == 1 and [h["operation"] for h in dt.history()] == ["MERGE",
+                                                                         "CREATE TABLE"]
+    assert delta_rows(uri) == {1: row(1, "x", 5)}
+
+
+def test_the_mark_is_found_behind_other_writers_commits(tmp_path, monkeypatch):
+    uri = str(tmp_path / "t")
+    apply_changes(uri, table([event("c", 7, after=row(1, "a", 1))]))
+    for _ in range(3):                          # commits that carry no mark
+        DeltaTable(uri).optimize.compact()
+        write_deltalake(uri, pa.table({"ID": [9], "A": ["w"], "B": [9]}), mode="append")
+    assert position(uri) == (b"\x01", None, 7)
+    monkeypatch.setattr(cdcfast.delta, "HISTORY_FIRST", 2)   # not among the newest two
+    assert position(uri) == (b"\x01", None, 7)
+    assert position(str(tmp_path / "none")) is None
+    got = apply_changes(uri, table([event("c", 7, after=row(1, "b", 2)),
+                                    event("u", 8, after=row(9, "x", 0),
+                                          present={"ID": True, "A": True, "B": False})]))
+    assert got["replays"] == 1 and got["applied"] == 1
+    assert delta_rows(uri)[9] == row(9, "x", 9) and delta_rows(uri)[1] == row(1, "a", 1)
+
+
+CHILD = """
+import sys, pyarrow.parquet as pq, cdcfast.delta
+events = pq.read_table(sys.argv[1])
+uri, n = sys.argv[2], int(sys.argv[3])
+for i in range(0, events.num_rows, n):
+    cdcfast.delta.apply_changes(uri, events.slice(i, n))
+print("done", flush=True)
+"""
+
+
+def test_a_writer_killed_mid_run_and_started_over(tmp_path):
+    """A child applies a decoded log batch by batch and is killed (SIGKILL) after its first
+    MERGE has committed, maybe in the middle of another; the whole run again gives what one
+    call of every event gives, and the table only ever held a prefix of the log."""
+    data, cat = generate("ibm-delimited", 30000, table_width=6, seed=4)
+    events = cdcfast.decode(data, "ibm-delimited", catalog=cat, table=cat.tables[0].name)
+    key = cat.tables[0].key[0]
+    events = events.take(pc.sort_indices(events, sort_keys=[(n, "ascending", "at_start")
+                                                            for n in LOG]))
+    path, uri, n = str(tmp_path / "events.parquet"), str(tmp_path / "t"), 1000
+    pq.write_table(events, path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH",
+                                                                            "")])}
+    child = subprocess.Popen([sys.executable, "-c", CHILD, path, uri, str(n)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = tmp_path / "t" / "_delta_log" / f"{1:020d}.json"
+    try:
+        deadline = time.monotonic() + 120
+        while not first.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert first.exists(), child.communicate()[1][-3000:]
+        time.sleep(0.05)                        # somewhere inside a later batch
+        child.send_signal(signal.SIGKILL)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == -signal.SIGKILL and b"done" not in out, err[-3000:]
+    mark = position(uri)
+    done = DeltaTable(uri).version()            # MERGEs committed before the kill
+    assert 1 <= done < events.num_rows // n and mark is not None
+    # what the table holds is the fold of the log up to its mark: nothing half applied
+    upto = cdcfast.apply_changes(events.slice(0, done * n))
+    assert delta_rows(uri, key) == rows_of(upto, key)
+    assert mark == tuple(events.slice(done * n - 1, 1).to_pylist()[0][c]
+                         for c in ("commit_pos", "change_pos", "seq"))
+    for i in range(0, events.num_rows, n):      # the whole run again
+        apply_changes(uri, events.slice(i, n))
+    want = rows_of(cdcfast.apply_changes(events), key)
+    assert delta_rows(uri, key) == want and len(want) > 1000
+    assert DeltaTable(uri).version() == events.num_rows // n     # one MERGE per batch, once
+
+
+# -- the rules, one by one -----------------------------------------------------------------------
+def test_a_partial_image_keeps_the_columns_it_does_not_send(tmp_path):
+    """A Qlik-like update that sends B only: A keeps the row's value in Delta."""
+    uri = str(tmp_path / "t")
+    apply_changes(uri, table([event("c", 0, after=row(1, "a", 1)),
+                              event("c", 1, after=row(2, "b", 2))]))
+    only_b = {"ID": True, "A": False, "B": True}
+    apply_changes(uri, table([event("u", 2, after=row(1, None, 10), present=only_b),
+                              event("u", 3, after=row(3, None, 30), present=only_b)]))
+    assert delta_rows(uri) == {1: row(1, "a", 10), 2: row(2, "b", 2), 3: row(3, None, 30)}
+    only_a = {"ID": True, "A": True, "B": False}
+    apply_changes(uri, table([event("u", 4, after=row(2, "B", None), present=only_a),
+                              event("u", 5, after=row(1, None, None), present=only_a)]))
+    assert delta_rows(uri) == {1: row(1, None, 10), 2: row(2, "B", 2), 3: row(3, None, 30)}
+
+
+def test_a_truncate_in_a_batch(tmp_path):
+    uri = str(tmp_path / "t")
+    apply_changes(uri, table([event("c", i, after=row(i, "a", i)) for i in range(1, 4)]))
+    only_b = {"ID": True, "A": False, "B": True}
+    later = [event("u", 10, after=row(1, None, 11), present=only_b),   # gone with the rest
+             event("t", 11),
+             event("u", 12, after=row(2, None, 22), present=only_b),   # from nulls
+             event("c", 13, after=row(4, "d", 4))]
+    stats = apply_changes(uri, table(later))
+    assert stats["truncates"] == 1
+    assert delta_rows(uri) == {2: row(2, None, 22), 4: row(4, "d", 4)}
+    state, _ = model(later, {i: row(i, "a", i) for i in range(1, 4)})
+    assert delta_rows(uri) == state
+    apply_changes(uri, table([event("t", 20)]))     # a truncate alone
+    assert delta_rows(uri) == {} and position(uri) == (b"\x01", None, 20)
+
+
+def test_an_update_that_changes_the_key(tmp_path):
+    uri = str(tmp_path / "t")
+    apply_changes(uri, table([event("c", 0, after=row(1, "a", 1)),
+                              event("c", 1, after=row(2, "b", 2))]))
+    apply_changes(uri, table([event("u", 2, before=row(1, "a", 1), after=row(7, "a", 9)),
+                              event("u", 3, before=row(2, "b", 2), after=row(8, None, 3),
+                                    present={"ID": True, "A": False, "B": True})]))
+    assert delta_rows(uri) == {7: row(7, "a", 9), 8: row(8, None, 3)}
+
+
+def test_column_names_that_need_quoting(tmp_path):
+    """Mixed case, a space, quotes and a backtick in the names, the key among them."""
+    cols = [("Id", pa.int64()), ("first name", pa.string()), ('say "hi"', pa.int64()),
+            ("a`b", pa.string())]
+    image = pa.struct(cols)
+    flags = pa.struct([(n, pa.bool_()) for n, _ in cols])
+    schema = pa.schema([("op", pa.string()), ("commit_pos", pa.binary()),
+                        ("change_pos", pa.binary()), ("seq", pa.int64()), ("before", image),
+                        ("after", image), ("present", flags), ("_error", pa.string())])
+
+    def ev(op, seq, after, present=None, before=None):
+        return {"op": op, "commit_pos": b"\x01", "change_pos": None, "seq": seq,
+                "before": before, "after": after, "present": present, "_error": None}
+
+    full = {"Id": 1, "first name": "Ann", 'say "hi"': 1, "a`b": "x"}
+    events = [ev("c", 0, full), ev("c", 1, dict(full, Id=2))]
+    uri = str(tmp_path / "t")
+    apply_changes(uri, pa.Table.from_pylist(events, schema=schema), key="Id")
+    part = {"Id": True, "first name": False, 'say "hi"': True, "a`b": False}
+    more = [ev("u", 2, {"Id": 1, "first name": None, 'say "hi"': 5, "a`b": None}, part),
+            ev("d", 3, None, before=dict(full, Id=2))]
+    apply_changes(uri, pa.Table.from_pylist(more, schema=schema), key=["Id"])
+    got = DeltaTable(uri).to_pyarrow_table()
+    assert got.column_names == [n for n, _ in cols]
+    assert got.to_pylist() == [dict(full, **{'say "hi"': 5})]
+
+
+# -- decoded events of every format ---------------------------------------------------------------
+@pytest.mark.parametrize("fmt", format_names())
+def test_decoded_events_of_every_format(fmt, tmp_path):
+    """A generated log of each format, decoded and applied in one call and in batches of 64
+    (read_batches: the key from the schema metadata), is what cdcfast.apply_changes gives,
+    column types included."""
+    data, cat = generate(fmt, 400, table_width=6, seed=9)
+    t = cat.tables[0]
+    events = cdcfast.decode(data, fmt, catalog=cat, table=t.name)
+    want = cdcfast.apply_changes(events)
+    one, many = str(tmp_path / "one"), str(tmp_path / "many")
+    stats = apply_changes(one, events)
+    assert stats["applied"] > 300 and stats["deletes"] > 0
+    for batch in cdcfast.read_batches(data, fmt, catalog=cat, table=t.name, batch_size=64):
+        apply_changes(many, batch)
+    for uri in (one, many):
+        got = DeltaTable(uri).to_pyarrow_table().sort_by([(k, "ascending") for k in t.key])
+        assert got.schema == want.schema.remove_metadata()
+        assert got.equals(want.replace_schema_metadata(None)) and got.num_rows > 10
+    assert position(one) == position(many) == \
+        cdcfast.apply.parse_position(want.schema.metadata[b"cdcfast.position"].decode())
+
+
+def test_a_time_column_is_stored_as_its_text(tmp_path):
+    """Delta Lake has no TIME type: SHIP_TIME (time64[us]) goes in as HH:MM:SS.ffffff."""
+    data, cat = generate("ibm-delimited", 300, table_width=10, seed=1)
+    t = cat.tables[0]
+    events = cdcfast.decode(data, "ibm-delimited", catalog=cat, table=t.name)
+    assert events.schema.field("after").type.field("SHIP_TIME").type == pa.time64("us")
+    uri = str(tmp_path / "t")
+    apply_changes(uri, events)
+    got = DeltaTable(uri).to_pyarrow_table().sort_by(t.key[0])
+    want = cdcfast.apply_changes(events)
+    assert got.schema.field("SHIP_TIME").type == pa.string()
+    times = want.column("SHIP_TIME").to_pylist()
+    assert got.column("SHIP_TIME").to_pylist() == \
+        [None if v is None else v.strftime("%H:%M:%S.%f") for v in times]
+    assert got.drop_columns(["SHIP_TIME"]).equals(
+        want.drop_columns(["SHIP_TIME"]).replace_schema_metadata(None))
+    assert sum(v is not None for v in times) > 10
+
+
+# -- what cannot be applied says why --------------------------------------------------------------
+def test_what_cannot_be_applied_says_why(tmp_path):
+    uri = str(tmp_path / "t")
+    events = table([event("c", 0, after=row(1, "a", 1))])
+    with pytest.raises(ValueError, match="scd=2 on Delta: not built yet"):
+        apply_changes(uri, events, scd=2)
+    with pytest.raises(ValueError, match="only SCD type 1"):
+        apply_changes(uri, events, scd=3)
+    with pytest.raises(ValueError, match="key=…"):
+        apply_changes(uri, events.replace_schema_metadata(None))
+    assert not os.path.exists(uri)                  # nothing created by a call refused
+    image = pa.struct([("ID", pa.int64()), ("D", pa.duration("s"))])
+    odd = pa.Table.from_pylist([], schema=pa.schema(
+        [(f.name, image if f.name in ("before", "after") else f.type) for f in table([]).schema]))
+    with pytest.raises(ValueError, match=r"Delta Lake has no type for column\(s\) D "
+                                         r"\(duration\[s\]\)"):
+        apply_changes(uri, odd, key="ID")
+    write_deltalake(uri, pa.table({"ID": [1], "A": ["a"]}))
+    with pytest.raises(ValueError, match=r"lacks the table's column\(s\) B"):
+        apply_changes(uri, events)
+
+
+def test_import_cdcfast_does_not_import_deltalake():
+    code = ("import sys, cdcfast; assert 'deltalake' not in sys.modules; "
+            "delta = cdcfast.delta; assert 'deltalake' not in sys.modules; "
+            "import cdcfast.delta; assert cdcfast.delta is delta; "
+            "assert cdcfast.delta.position('/nonexistent') is None; "
+            "assert 'deltalake' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   env={**os.environ, "PYTHONPATH": SRC})
+
+
+def test_without_deltalake_the_error_says_what_to_install(tmp_path):
+    code = ("import sys; sys.modules['deltalake'] = None; import cdcfast.delta\n"
+            "try:\n    cdcfast.delta.position('x')\n"
+            "except ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": SRC}).stdout
+    assert "pip install cdcfast[delta]" in out
