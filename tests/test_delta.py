@@ -276,7 +276,8 @@ def test_decoded_events_of_every_format(fmt, tmp_path):
     for uri in (one, many):
         got = DeltaTable(uri).to_pyarrow_table().sort_by([(k, "ascending") for k in t.key])
         assert got.schema == want.schema.remove_metadata()
-        assert got.equals(want.replace_schema_metadata(None)) and got.num_rows > 10
+        assert got.equals(want.replace_schema_metadata(None).sort_by(
+            [(k, "ascending") for k in t.key])) and got.num_rows > 10
     assert position(one) == position(many) == \
         cdcfast.apply.parse_position(want.schema.metadata[b"cdcfast.position"].decode())
 
@@ -290,7 +291,7 @@ def test_a_time_column_is_stored_as_its_text(tmp_path):
     uri = str(tmp_path / "t")
     apply_changes(uri, events)
     got = DeltaTable(uri).to_pyarrow_table().sort_by(t.key[0])
-    want = cdcfast.apply_changes(events)
+    want = cdcfast.apply_changes(events).sort_by(t.key[0])
     assert got.schema.field("SHIP_TIME").type == pa.string()
     times = want.column("SHIP_TIME").to_pylist()
     assert got.column("SHIP_TIME").to_pylist() == \
@@ -306,7 +307,7 @@ def test_what_cannot_be_applied_says_why(tmp_path):
     events = table([event("c", 0, after=row(1, "a", 1))])
     with pytest.raises(ValueError, match="scd=2 on Delta: not built yet"):
         apply_changes(uri, events, scd=2)
-    with pytest.raises(ValueError, match="only SCD type 1"):
+    with pytest.raises(ValueError, match="SCD type 1 .current rows. or 2"):
         apply_changes(uri, events, scd=3)
     with pytest.raises(ValueError, match="key=…"):
         apply_changes(uri, events.replace_schema_metadata(None))
