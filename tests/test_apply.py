@@ -265,9 +265,153 @@ def test_what_cannot_be_applied_says_why():
         cdcfast.apply_changes(events, scd=3)
     with pytest.raises(ValueError, match="no meaning for scd=1"):
         cdcfast.apply_changes(events, track=["A"])
+    with pytest.raises(ValueError, match="track=: NOPE not among the table's columns"):
+        cdcfast.apply_changes(events, scd=2, track=["NOPE"])
+    with pytest.raises(ValueError, match="target lacks the table's column.s. __start_at"):
+        cdcfast.apply_changes(events, scd=2, target=cdcfast.apply_changes(events))
     with pytest.raises(ValueError, match="target lacks the table's column"):
         cdcfast.apply_changes(events, target=pa.table({"ID": [1]}))
     bad = pa.table({"ID": [1], "A": ["a"], "B": [1]}).replace_schema_metadata(
         {POSITION: b"zz"})
     with pytest.raises(ValueError, match="not a cdcfast position"):
         cdcfast.apply_changes(events, target=bad)
+
+
+# -- SCD type 2 ---------------------------------------------------------------------------------
+UTC = __import__("datetime").timezone.utc
+VERSION = ("__start_at", "__end_at", "__start_pos", "__end_pos")
+
+
+def timed(events: list) -> list:
+    """The events with a commit time and a non-null commit position (a version's end is
+    known by them), in the same log order: commit_pos None becomes b'' (still first)."""
+    out = []
+    for e in events:
+        cp = e["commit_pos"] if e["commit_pos"] is not None else b""
+        ts = __import__("datetime").datetime(2026, 1, 1 + (cp[0] if cp else 0), tzinfo=UTC)
+        out.append(dict(e, commit_pos=cp, commit_ts=ts))
+    return out
+
+
+def model_scd2(events: list, target: list | None = None, since=None, track=None, key="ID",
+               names=NAMES) -> list:
+    """Every version (rows with VERSION), the events applied one by one to `target`."""
+    track = [c for c in names if c != key] if track is None else track
+    history = [dict(r) for r in (target or [])]
+    cur = {r[key]: r for r in history if r["__end_at"] is None and r["__end_pos"] is None}
+    rows = [r for r in events if r["_error"] is None]
+    if since is not None:
+        s = pos(dict(zip(("commit_pos", "change_pos", "seq"), since)))
+        rows = [r for r in rows if pos(r) > s]
+    rows.sort(key=pos)
+
+    def close(k, r):
+        v = cur.pop(k)
+        v["__end_at"], v["__end_pos"] = r["commit_ts"], r["commit_pos"]
+
+    def open_(k, r, values):
+        cur[k] = dict(values, __start_at=r["commit_ts"], __end_at=None,
+                      __start_pos=r["commit_pos"], __end_pos=None)
+        history.append(cur[k])
+
+    applied = set()
+    for r in rows:
+        if r["op"] == "t":
+            for k in list(cur):
+                close(k, r)
+            continue
+        img = r["before"] if r["op"] == "d" else r["after"]
+        if r["op"] not in ("c", "r", "u", "d") or img is None or img[key] is None:
+            continue
+        k = img[key]
+        if (k, pos(r)) in applied:
+            continue
+        applied.add((k, pos(r)))
+        if r["op"] == "d":
+            if k in cur:
+                close(k, r)
+            continue
+        b = r["before"]
+        if r["op"] == "u" and b is not None and b[key] is not None and b[key] != k \
+                and b[key] in cur:
+            close(b[key], r)
+        prev = cur.get(k)
+        sent = r["present"]
+        new = {c: r["after"][c] if sent is None or sent[c] is not False
+               else (prev[c] if prev else None) for c in names}
+        if prev is None:
+            open_(k, r, new)
+        elif any(new[c] != prev[c] for c in track):
+            close(k, r)
+            open_(k, r, new)
+        else:
+            prev.update(new)
+    return history
+
+
+def canon(rows: list) -> list:
+    return sorted((tuple(sorted(r.items())) for r in rows), key=repr)
+
+
+@relaxed
+@given(event_lists(), st.sampled_from([None, ["A"], ["B"], ["A", "B"]]))
+def test_scd2_is_the_model(events, track):
+    events = timed(events)
+    got = cdcfast.apply_changes(table(events), scd=2, track=track)
+    assert got.column_names == NAMES + list(VERSION)
+    assert canon(got.to_pylist()) == canon(model_scd2(events, track=track))
+    # the current versions are the SCD1 rows
+    live = [{c: r[c] for c in NAMES} for r in got.to_pylist()
+            if r["__end_at"] is None and r["__end_pos"] is None]
+    assert canon(live) == canon(list(model(events)[0].values()))
+    # a key's versions are together
+    ids = got.column("ID").to_pylist()
+    assert all(ids.index(i) + ids.count(i) - 1 == len(ids) - 1 - ids[::-1].index(i)
+               for i in set(ids))
+
+
+@relaxed
+@given(event_lists(), st.integers(0, 40))
+def test_scd2_continues_a_history(events, cut):
+    events = timed(events)
+    ok = sorted((e for e in events if e["_error"] is None), key=pos)
+    first = ok[:cut]
+    if not first:
+        return
+    a = cdcfast.apply_changes(table(first), scd=2)
+    b = cdcfast.apply_changes(table(events), scd=2, target=a)
+    want = model_scd2(events, target=model_scd2(first), since=model(first)[1])
+    assert canon(b.to_pylist()) == canon(want)
+    again = cdcfast.apply_changes(table(events), scd=2, target=b)
+    assert canon(again.to_pylist()) == canon(b.to_pylist())
+
+
+def test_scd2_by_hand():
+    """Insert, an update of a tracked column (new version), one of an untracked one (in
+    place), a delete, a re-insert; then a truncate ends what is current."""
+    def ev(op, n, after=None, before=None, present=None):
+        return dict(op=op, commit_ts=__import__("datetime").datetime(2026, 1, n, tzinfo=UTC),
+                    commit_pos=bytes([n]), change_pos=None, seq=0, before=before,
+                    after=after, changed=None, present=present, _error=None)
+    d = __import__("datetime").datetime
+    evs = [ev("c", 1, {"ID": 1, "A": "a", "B": 1}),
+           ev("u", 2, {"ID": 1, "A": "b", "B": 1}),
+           ev("u", 3, {"ID": 1, "A": "zzz", "B": 2}, present={"ID": True, "A": False,
+                                                             "B": True}),
+           ev("d", 4, before={"ID": 1, "A": "b", "B": 2}),
+           ev("c", 5, {"ID": 1, "A": "c", "B": 3}),
+           ev("c", 6, {"ID": 2, "A": "x", "B": 0}),
+           ev("t", 7)]
+    got = cdcfast.apply_changes(table(evs), scd=2, track=["A"]).to_pylist()
+
+    def at(n):
+        return d(2026, 1, n, tzinfo=UTC)
+    assert got == [
+        {"ID": 1, "A": "a", "B": 1, "__start_at": at(1), "__end_at": at(2),
+         "__start_pos": b"\x01", "__end_pos": b"\x02"},
+        {"ID": 1, "A": "b", "B": 2, "__start_at": at(2), "__end_at": at(4),
+         "__start_pos": b"\x02", "__end_pos": b"\x04"},
+        {"ID": 1, "A": "c", "B": 3, "__start_at": at(5), "__end_at": at(7),
+         "__start_pos": b"\x05", "__end_pos": b"\x07"},
+        {"ID": 2, "A": "x", "B": 0, "__start_at": at(6), "__end_at": at(7),
+         "__start_pos": b"\x06", "__end_pos": b"\x07"}]

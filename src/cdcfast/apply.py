@@ -182,6 +182,7 @@ class Applier:
         and the keys' events are those after it)."""
         f = _Fold(_table(events), self._key_of, since)
         f.walk()
+        f._count()
         self.last_stats = f.stats
         return f.net_events()
 
@@ -205,6 +206,7 @@ class Applier:
             out = f.scd2(target, self.track)
         else:
             f.walk(target)
+            f._count()
             out = f.scd1(target)
         self.last_stats = f.stats
         return out
@@ -320,29 +322,38 @@ class _Fold:
             same = eq if same is None else eq & same
         return later, same
 
-    def walk(self, target: pa.Table | None = None, track=None, changed=None):
-        """Runs the walk (from the target's rows when given; see _apply.walk for track and
-        changed); leaves its per-key outcome on self."""
+    def _groups(self, target: pa.Table | None, current: np.ndarray | None = None):
+        """Numbers the keys of the target's rows, the events and the moved keys' old values
+        (once per fold); the target rows' groups are -1 where `current` is false."""
         m = self.m
         parts = ([[target.column(k) for k in self.key]] if target is not None else []) \
             + [self.keys] + ([self.old] if len(self.moved) else [])
-        gids, groups = _group_ids(parts)
+        gids, self.groups = _group_ids(parts)
         T = target.num_rows if target is not None else 0
-        self.target_group = gids[:T]
+        self.target_all = gids[:T]
+        self.target_group = gids[:T] if current is None else np.where(current, gids[:T], -1)
         self.gid = gids[T:T + m]
         self.ogid = np.full(m, -1, np.int64)
         self.ogid[self.moved] = gids[T + m:]
-        self.groups = groups
-        if not hasattr(self, "present"):
-            self.present = _kernel.present_masks(self._present_columns(), self.orig)
-        rec = np.empty((groups, _kernel.HEAD + len(self.columns)), np.int32)
+        self.present = _kernel.present_masks(self._present_columns(), self.orig)
+
+    def walk(self, target: pa.Table | None = None, **scd2):
+        """Runs the walk from the target's rows (see _apply.walk for the SCD2 arguments);
+        leaves its per-key outcome on self, and returns the number of versions."""
+        if not hasattr(self, "gid"):
+            self._groups(target)
+        rec = np.empty((self.groups, _kernel.HEAD + len(self.columns)), np.int32)
         counts = np.zeros(len(_kernel.STATS), np.int64)
-        _kernel.walk(self.gid, self.ogid, self.kind, self.newpos, self.present, groups,
-                     self.target_group, rec, counts)
+        nver = _kernel.walk(self.gid, self.ogid, self.kind, self.newpos, self.present,
+                            self.groups, self.target_group, rec, counts, **scd2)
         self.vals, self.last, self.flags = rec[:, _kernel.HEAD:], rec[:, 1], rec[:, 4]
         got = dict(zip(_kernel.STATS, counts.tolist()))
         self.last_truncate = got.pop("last_truncate")
-        for name, n in got.items():
+        self.counts = got
+        return nver
+
+    def _count(self):
+        for name, n in self.counts.items():
             self.stats[name] += n
 
     def _present_columns(self) -> list:
@@ -392,6 +403,88 @@ class _Fold:
         cols = [self.values(c, np.ascontiguousarray(vals[:, c]), target)
                 for c in range(len(self.columns))]
         return pa.table(cols, schema=schema).replace_schema_metadata(self._metadata())
+
+    def _sent(self, c: int) -> np.ndarray:
+        """Per event: it sent column c."""
+        if self.present is None:
+            return np.ones(self.m, bool)
+        return ((self.present[:, c // 64] >> np.uint64(c % 64)) & np.uint64(1)).astype(bool)
+
+    def _at(self, name: str, idx: np.ndarray, target, target_name: str, typ) -> pa.Array:
+        """The envelope column `name` at events idx (k >= 0), the target's `target_name` at
+        rows -2 - idx (idx <= -2), null at -1."""
+        ev = idx >= 0
+        col = _chunk(self.t.column(name))
+        out = col.take(pa.array(self.orig[np.where(ev, idx, 0)] if self.m else
+                                np.zeros(len(idx), np.int64), mask=~ev)) \
+            if ev.any() else pa.nulls(len(idx), col.type)
+        out = out.cast(typ)
+        tr = idx <= -2
+        if target is not None and tr.any():
+            got = _chunk(target.column(target_name)).take(
+                pa.array(np.where(tr, -2 - idx, 0), mask=~tr)).cast(typ)
+            out = pc.if_else(pa.array(tr), got, out)
+        return out
+
+    def scd2(self, target: pa.Table | None, track) -> pa.Table:
+        """Every version of every key (SPEC §9): two walks — the first records, for each
+        upsert, the values its tracked columns had before it; between them Arrow compares
+        those with the values it sends; the second opens a version where one changed."""
+        columns = self.columns
+        track = [c for c in columns if c not in self.key] if track is None else track
+        bad = [c for c in track if c not in columns]
+        if bad:
+            raise ValueError(f"track=: {', '.join(bad)} not among the table's columns "
+                             f"({', '.join(columns)})")
+        current = None
+        if target is not None:
+            current = _bools(pc.and_(target.column("__end_at").is_null(),
+                                     target.column("__end_pos").is_null()))
+        self._groups(target, current)
+        m, cols = self.m, np.array([columns.index(c) for c in track], np.int64)
+        prev = np.full((len(cols), m), -1, np.int32)
+        newrow = np.ones(m, np.uint8)
+        self.walk(target, track=cols, prev=prev, newrow=newrow)
+        changed = np.zeros(m, bool)
+        upsert = (self.kind == 0) & (newrow == 0)
+        k = np.flatnonzero(upsert)
+        for j, c in enumerate(cols):
+            sent = self._sent(int(c))[k]
+            now = self.values(int(c), k.astype(np.int32))
+            was = self.values(int(c), prev[j, k], target)
+            same = pc.or_(pc.fill_null(pc.equal(now, was), False),
+                          pc.and_(now.is_null(), was.is_null()))
+            changed[k] |= sent & ~_bools(same)
+        T = target.num_rows if target is not None else 0
+        size = T + m
+        ver = {"ver_group": np.empty(size, np.int64), "ver_start": np.empty(size, np.int64),
+               "ver_end": np.empty(size, np.int64),
+               "ver_values": np.empty((size, len(columns)), np.int32)}
+        n = self.walk(target, changed=changed.astype(np.uint8), **ver)
+        self._count()
+        group = ver["ver_group"][:n]
+        order = np.argsort(group, kind="stable")
+        start, end = ver["ver_start"][:n][order], ver["ver_end"][:n][order]
+        values = ver["ver_values"][:n][order]
+        ts, posb = pa.timestamp("us", "UTC"), pa.binary()
+        out = [self.values(c, np.ascontiguousarray(values[:, c]), target)
+               for c in range(len(columns))]
+        out += [self._at("commit_ts", start, target, "__start_at", ts),
+                self._at("commit_ts", end, target, "__end_at", ts),
+                self._at("commit_pos", start, target, "__start_pos", posb),
+                self._at("commit_pos", end, target, "__end_pos", posb)]
+        schema = pa.schema([pa.field(f.name, f.type) for f in self.after_type]
+                           + [pa.field("__start_at", ts), pa.field("__end_at", ts),
+                              pa.field("__start_pos", posb), pa.field("__end_pos", posb)])
+        versions = pa.table(out, schema=schema)
+        if target is not None and not current.all():
+            # the target's closed versions stay as they are, before their key's new ones
+            closed = np.flatnonzero(~current)
+            old = target.select(schema.names).take(pa.array(closed)).cast(schema)
+            both = pa.concat_tables([old, versions])
+            keys = np.concatenate([self.target_all[closed], group[order]])
+            versions = both.take(pa.array(np.argsort(keys, kind="stable")))
+        return versions.replace_schema_metadata(self._metadata())
 
     def net_events(self) -> pa.Table:
         t = self.t

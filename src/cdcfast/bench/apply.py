@@ -112,26 +112,22 @@ def _duckdb(t: pa.Table):
 
 
 _PEAK = """
-import sys, cdcfast
+import sys, tracemalloc, pyarrow as pa, cdcfast
 from cdcfast.bench.apply import events
 
-def status(key):
-    for line in open("/proc/self/status"):
-        if line.startswith(key):
-            return int(line.split()[1]) * 1024
-
 t = events(int(sys.argv[1]), int(sys.argv[2]))
-with open("/proc/self/clear_refs", "w") as f:    # reset the peak (VmHWM) to the current RSS
-    f.write("5")
-base = status("VmRSS:")
+pool = pa.proxy_memory_pool(pa.default_memory_pool())     # counts Arrow's bytes from here
+pa.set_memory_pool(pool)
+tracemalloc.start()                                        # counts numpy's
 getattr(cdcfast, sys.argv[3])(t)
-print(status("VmHWM:") - base, t.nbytes)
+print(pool.max_memory() + tracemalloc.get_traced_memory()[1], t.nbytes)
 """
 
 
 def peak_memory(n: int, keys: int, fn: str) -> tuple[int, int]:
-    """(peak RSS growth of cdcfast.<fn>(events), the events' Arrow bytes), in a fresh
-    process."""
+    """(peak bytes cdcfast.<fn>(events) holds beyond the events — Arrow's allocations at
+    their peak plus numpy's at theirs, so at most that much — and the events' Arrow bytes),
+    in a fresh process."""
     out = subprocess.run([sys.executable, "-c", _PEAK, str(n), str(keys), fn],
                          capture_output=True, text=True, check=True)
     grew, size = out.stdout.split()
