@@ -365,12 +365,14 @@ cdef struct Flag:
     int64_t offset
 
 
-def present_masks(list present, const int64_t[::1] orig):
+def present_masks(list present, const int64_t[::1] orig, allp=None):
     """The `present` flags of each event (row orig[k] of the columns) as bits: [m, words]
-    uint64, column c at bit c % 64 of word c // 64; a None column or a null flag is true.
-    None when every column is None."""
+    uint64, column c at bit c % 64 of word c // 64. present: per column a BooleanArray
+    without nulls (a null flag, true, filled in) or None (all true); allp: their AND (a row
+    where it is true is all ones, and is not looked at further). None when every column is
+    None."""
     cdef int64_t m = orig.shape[0], ncols = len(present), words = (ncols + 63) // 64
-    cdef int64_t c, k, j, w
+    cdef int64_t c, k, j, w, r
     if all(p is None for p in present):
         return None
     out = np.zeros((m, max(words, 1)), np.uint64)
@@ -381,33 +383,201 @@ def present_masks(list present, const int64_t[::1] orig):
         col = present[c]
         if col is None:
             continue
-        bufs = col.buffers()
-        flags[c].bits = <const uint8_t*><uintptr_t>bufs[1].address
-        flags[c].valid = <const uint8_t*><uintptr_t>(bufs[0].address if bufs[0] is not None
-                                                     and col.null_count else 0)
+        if col.null_count:
+            raise ValueError("present_masks: fill the flags' nulls first")
+        flags[c].bits = <const uint8_t*><uintptr_t>col.buffers()[1].address
         flags[c].offset = col.offset
-    cdef uint64_t x, sh
+    cdef const uint8_t* all_bits = NULL
+    cdef int64_t all_off = 0
+    if allp is not None:
+        if allp.null_count:
+            raise ValueError("present_masks: allp has nulls")
+        all_bits = <const uint8_t*><uintptr_t>allp.buffers()[1].address
+        all_off = allp.offset
+    cdef uint64_t x
     cdef uint64_t* q = &pm[0, 0] if m else NULL
-    cdef const uint8_t* bits
-    cdef const uint8_t* valid
-    cdef int64_t off
     with nogil:
-        for c in range(ncols):              # a column at a time: its bitmaps are read in order
-            w = c >> 6
-            sh = c & 63
-            bits, valid, off = flags[c].bits, flags[c].valid, flags[c].offset
-            if bits == NULL:
-                for k in range(m):
-                    q[k * words + w] |= (<uint64_t>1) << sh
-            elif valid == NULL:
-                for k in range(m):
-                    j = off + orig[k]
-                    q[k * words + w] |= (<uint64_t>((bits[j >> 3] >> (j & 7)) & 1)) << sh
+        for k in range(m):
+            r = orig[k]
+            if all_bits != NULL:
+                j = all_off + r
+                if (all_bits[j >> 3] >> (j & 7)) & 1:
+                    for w in range(words):
+                        q[k * words + w] = _full(ncols, w)
+                    continue
+            for w in range(words):
+                x = 0
+                for c in range(64 * w, min(ncols, 64 * w + 64)):
+                    if flags[c].bits == NULL:
+                        x |= (<uint64_t>1) << (c & 63)
+                    else:
+                        j = flags[c].offset + r
+                        x |= (<uint64_t>((flags[c].bits[j >> 3] >> (j & 7)) & 1)) << (c & 63)
+                q[k * words + w] = x
+    return out
+
+
+cdef inline uint64_t _full(int64_t ncols, int64_t w) noexcept nogil:
+    """Word w of a mask with every one of ncols columns set."""
+    if ncols - 64 * w >= 64:
+        return ~(<uint64_t>0)
+    return ((<uint64_t>1) << (ncols - 64 * w)) - 1
+
+
+# -- reading the events ---------------------------------------------------------------------
+cdef struct Bin:
+    const uint8_t* valid
+    const uint8_t* data
+    const int32_t* off32
+    const int64_t* off64
+    int64_t offset
+
+
+cdef Bin _bin(arr) except *:
+    cdef Bin b
+    bufs = arr.buffers()
+    b.valid = <const uint8_t*><uintptr_t>(bufs[0].address if bufs[0] is not None
+                                         and arr.null_count else 0)
+    b.data = <const uint8_t*><uintptr_t>(bufs[2].address if bufs[2] is not None else 0)
+    wide = pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type)
+    b.off32 = NULL if wide else <const int32_t*><uintptr_t>bufs[1].address
+    b.off64 = <const int64_t*><uintptr_t>bufs[1].address if wide else NULL
+    b.offset = arr.offset
+    return b
+
+
+cdef inline int _bin_cmp(const Bin* b, int64_t i, int64_t j) noexcept nogil:
+    """-1, 0, 1: row i against row j, bytewise, nulls first."""
+    cdef int64_t ii = b.offset + i, jj = b.offset + j, a0, a1, b0, b1, n
+    cdef bint vi = True, vj = True
+    cdef int r
+    if b.valid != NULL:
+        vi = (b.valid[ii >> 3] >> (ii & 7)) & 1
+        vj = (b.valid[jj >> 3] >> (jj & 7)) & 1
+    if not vi or not vj:
+        return (<int>vi) - (<int>vj)
+    if b.off32 != NULL:
+        a0, a1, b0, b1 = b.off32[ii], b.off32[ii + 1], b.off32[jj], b.off32[jj + 1]
+    else:
+        a0, a1, b0, b1 = b.off64[ii], b.off64[ii + 1], b.off64[jj], b.off64[jj + 1]
+    n = min(a1 - a0, b1 - b0)
+    r = memcmp(b.data + a0, b.data + b0, n) if n > 0 else 0
+    if r:
+        return 1 if r > 0 else -1
+    return (a1 - a0 > b1 - b0) - (a1 - a0 < b1 - b0)
+
+
+def log_steps(commit_pos, change_pos, seq):
+    """Per event, 1 where its position (commit_pos, change_pos, seq: binary, binary, int64)
+    differs from the event before's (the first: 1); and whether the positions never go
+    down (bytewise, nulls first)."""
+    cdef int64_t m = len(commit_pos), i
+    if len(change_pos) != m or len(seq) != m:
+        raise ValueError("log_steps: columns of different lengths")
+    out = np.ones(m, np.uint8)
+    cdef uint8_t[::1] step = out
+    cdef Bin cp = _bin(commit_pos), chp = _bin(change_pos)
+    sbufs = seq.buffers()
+    cdef const uint8_t* svalid = <const uint8_t*><uintptr_t>(
+        sbufs[0].address if sbufs[0] is not None and seq.null_count else 0)
+    cdef int64_t soff = seq.offset, a, b
+    cdef uintptr_t saddr = sbufs[1].address
+    cdef const int64_t* sv = (<const int64_t*>saddr) + soff
+    cdef int r
+    cdef bint ordered = True, va, vb
+    with nogil:
+        for i in range(1, m):
+            r = _bin_cmp(&cp, i, i - 1)
+            if r == 0:
+                r = _bin_cmp(&chp, i, i - 1)
+            if r == 0:
+                va = vb = True
+                if svalid != NULL:
+                    a = soff + i
+                    b = a - 1
+                    va = (svalid[a >> 3] >> (a & 7)) & 1
+                    vb = (svalid[b >> 3] >> (b & 7)) & 1
+                if not va or not vb:
+                    r = (<int>va) - (<int>vb)
+                else:
+                    r = (sv[i] > sv[i - 1]) - (sv[i] < sv[i - 1])
+            step[i] = r != 0
+            if r < 0:
+                ordered = False
+    return out, ordered
+
+
+def op_codes(op):
+    """Per event, the index of its op in c r u d t (5: anything else, null included)."""
+    cdef int64_t m = len(op), i, j, a, b
+    out = np.full(m, 5, np.uint8)
+    cdef uint8_t[::1] code = out
+    cdef Bin o = _bin(op)
+    cdef uint8_t ch
+    cdef uint8_t table[256]
+    memset(table, 5, 256)
+    table[ord("c")], table[ord("r")], table[ord("u")] = 0, 1, 2
+    table[ord("d")], table[ord("t")] = 3, 4
+    with nogil:
+        for i in range(m):
+            j = o.offset + i
+            if o.valid != NULL and not ((o.valid[j >> 3] >> (j & 7)) & 1):
+                continue
+            if o.off32 != NULL:
+                a, b = o.off32[j], o.off32[j + 1]
             else:
-                for k in range(m):
-                    j = off + orig[k]
-                    x = ((bits[j >> 3] >> (j & 7)) & 1) | (((valid[j >> 3] >> (j & 7)) & 1) ^ 1)
-                    q[k * words + w] |= x << sh
+                a, b = o.off64[j], o.off64[j + 1]
+            if b - a == 1:
+                code[i] = table[o.data[a]]
+    return out
+
+
+def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64_t[::1] orig,
+               bint target):
+    """The rows the values of `groups` come from, per column, as Arrow take indices: into
+    the events' table (orig[k] for a value of event k) and, with target, into the target
+    (i for -2 - i); null where the value comes from the other one, or is null. int32: rows
+    of one call stay below 2**31."""
+    cdef int64_t n = groups.shape[0], ncols = rec.shape[1] - _HEAD, nb = (n + 7) // 8
+    cdef int64_t i, c, g, v
+    ev = np.empty((max(ncols, 1), n), np.int32)
+    evv = np.zeros((max(ncols, 1), nb), np.uint8)
+    tg = np.empty((max(ncols, 1), n if target else 0), np.int32)
+    tgv = np.zeros((max(ncols, 1), nb if target else 0), np.uint8)
+    cdef int32_t[:, ::1] e = ev, t = tg
+    cdef uint8_t[:, ::1] ev_ok = evv, tg_ok = tgv
+    enull = np.zeros(max(ncols, 1), np.int64)
+    tnull = np.zeros(max(ncols, 1), np.int64)
+    cdef int64_t[::1] en = enull, tn = tnull
+    cdef const int32_t* row
+    with nogil:
+        for i in range(n):
+            if i + AHEAD < n:
+                prefetch(&rec[groups[i + AHEAD], 0])
+            g = groups[i]
+            row = &rec[g, _HEAD]
+            for c in range(ncols):
+                v = row[c]
+                if v >= 0:
+                    e[c, i] = <int32_t>orig[v]
+                    ev_ok[c, i >> 3] |= <uint8_t>(1 << (i & 7))
+                else:
+                    e[c, i] = 0
+                    en[c] += 1
+                if target:
+                    if v <= -2:
+                        t[c, i] = <int32_t>(-2 - v)
+                        tg_ok[c, i >> 3] |= <uint8_t>(1 << (i & 7))
+                    else:
+                        t[c, i] = 0
+                        tn[c] += 1
+    out = []
+    for c in range(ncols):
+        a = pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(evv[c]), pa.py_buffer(ev[c])],
+                                  null_count=int(enull[c]))
+        b = pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(tgv[c]), pa.py_buffer(tg[c])],
+                                  null_count=int(tnull[c])) if target else None
+        out.append((a, b))
     return out
 
 

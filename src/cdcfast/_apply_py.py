@@ -27,7 +27,7 @@ def group_ids(arrays: list):
     return gid, len(seen)
 
 
-def present_masks(present: list, orig):
+def present_masks(present: list, orig, allp=None):
     """See _apply.present_masks."""
     if all(p is None for p in present):
         return None
@@ -38,6 +38,40 @@ def present_masks(present: list, orig):
         for k, s in enumerate(sent):
             if s:
                 out[k, c // 64] |= np.uint64(1 << (c % 64))
+    return out
+
+
+def _nulls_first(v):
+    return (v is not None, v if v is not None else 0)
+
+
+def log_steps(commit_pos, change_pos, seq):
+    """See _apply.log_steps."""
+    pos = [tuple(_nulls_first(v) for v in p)
+           for p in zip(commit_pos.to_pylist(), change_pos.to_pylist(), seq.to_pylist())]
+    step = np.ones(len(pos), np.uint8)
+    ordered = True
+    for i in range(1, len(pos)):
+        step[i] = pos[i] != pos[i - 1]
+        ordered &= pos[i] >= pos[i - 1]
+    return step, bool(ordered)
+
+
+def op_codes(op):
+    """See _apply.op_codes."""
+    codes = {"c": 0, "r": 1, "u": 2, "d": 3, "t": 4}
+    return np.array([codes.get(v, 5) for v in op.to_pylist()], np.uint8)
+
+
+def value_rows(rec, groups, orig, target: bool):
+    """See _apply.value_rows."""
+    import pyarrow as pa
+    out = []
+    for c in range(rec.shape[1] - HEAD):
+        v = [int(rec[g, HEAD + c]) for g in groups]
+        ev = pa.array([int(orig[x]) if x >= 0 else None for x in v], pa.int32())
+        tg = pa.array([-2 - x if x <= -2 else None for x in v], pa.int32()) if target else None
+        out.append((ev, tg))
     return out
 
 

@@ -90,19 +90,6 @@ def _later(table: pa.Table, since) -> np.ndarray:
     return gt
 
 
-def _adjacent(col: pa.Array):
-    """Per row but the first: (greater than, equal to) the row before, nulls first and
-    equal to each other."""
-    a, b = col.slice(1), col.slice(0, len(col) - 1)
-    gt, eq = _bools(pc.greater(a, b)), _bools(pc.equal(a, b))
-    if col.null_count:
-        av = _bools(a.is_valid())
-        bv = _bools(b.is_valid())
-        gt |= av & ~bv
-        eq |= ~av & ~bv
-    return gt, eq
-
-
 def _bools(arr) -> np.ndarray:
     if arr.null_count:
         arr = pc.fill_null(arr, False)
@@ -269,17 +256,18 @@ class _Fold:
         m = self.m = len(pos[0])
         if m >= (1 << 31) - 2:
             raise ValueError("at most 2**31 - 3 events in one call: apply them in batches")
+        if not pa.types.is_int64(pos[2].type):
+            pos[2] = pos[2].cast(pa.int64())
         order = None
         newpos = np.ones(m, np.uint8)
         if m > 1:
-            later, same = self._adjacent(pos)
-            if not (later | same).all():
+            newpos, ordered = _kernel.log_steps(*pos)
+            if not ordered:
                 order = pc.sort_indices(pa.table(pos, names=list(LOG)),
                                         sort_keys=[(n, "ascending", "at_start")
                                                    for n in LOG])
                 pos = [p.take(order) for p in pos]
-                _, same = self._adjacent(pos)
-            newpos[1:] = ~same
+                newpos, _ = _kernel.log_steps(*pos)
         self.newpos = newpos
         orig = np.arange(t.num_rows, dtype=np.int64) if rows is None else rows.astype(np.int64)
         if order is not None:
@@ -292,8 +280,7 @@ class _Fold:
             col = _chunk(col)
             return col.take(pa.array(orig)) if moved_rows else col
 
-        code = pc.index_in(ordered(t.column("op")), value_set=pa.array(OPS))
-        code = np.asarray(pc.fill_null(code, len(OPS)).to_numpy(zero_copy_only=False))
+        code = _kernel.op_codes(ordered(t.column("op")))
         self.kind = KINDS[code]
         is_d = self.kind == 1
         before, after = _chunk(t.column("before")), _chunk(t.column("after"))
@@ -312,16 +299,6 @@ class _Fold:
         self.old = [o.take(pa.array(self.moved)) for o in old]
         self.after = after
 
-    @staticmethod
-    def _adjacent(pos):
-        """Per event but the first: (later than the one before, at the same position)."""
-        later, same = None, None
-        for col in reversed(pos):                  # seq, then change_pos, then commit_pos
-            gt, eq = _adjacent(col)
-            later = gt if later is None else gt | (eq & later)
-            same = eq if same is None else eq & same
-        return later, same
-
     def _groups(self, target: pa.Table | None, current: np.ndarray | None = None):
         """Numbers the keys of the target's rows, the events and the moved keys' old values
         (once per fold); the target rows' groups are -1 where `current` is false."""
@@ -335,7 +312,7 @@ class _Fold:
         self.gid = gids[T:T + m]
         self.ogid = np.full(m, -1, np.int64)
         self.ogid[self.moved] = gids[T + m:]
-        self.present = _kernel.present_masks(self._present_columns(), self.orig)
+        self.present = _kernel.present_masks(*self._present_columns())
 
     def walk(self, target: pa.Table | None = None, **scd2):
         """Runs the walk from the target's rows (see _apply.walk for the SCD2 arguments);
@@ -346,6 +323,7 @@ class _Fold:
         counts = np.zeros(len(_kernel.STATS), np.int64)
         nver = _kernel.walk(self.gid, self.ogid, self.kind, self.newpos, self.present,
                             self.groups, self.target_group, rec, counts, **scd2)
+        self.rec = rec
         self.vals, self.last, self.flags = rec[:, _kernel.HEAD:], rec[:, 1], rec[:, 4]
         got = dict(zip(_kernel.STATS, counts.tolist()))
         self.last_truncate = got.pop("last_truncate")
@@ -356,14 +334,20 @@ class _Fold:
         for name, n in self.counts.items():
             self.stats[name] += n
 
-    def _present_columns(self) -> list:
-        """Per column, its `present` flags (None where every event sent it)."""
+    def _present_columns(self) -> tuple:
+        """present_masks's arguments: per column its `present` flags with nulls (true) filled
+        in, None where every event sent it; the events' rows; and the flags' AND."""
         present = _chunk(self.t.column("present"))
-        out = []
+        out, every = [], None
         for c in self.columns:
             f = pc.struct_field(present, c)
-            out.append(None if f.null_count == len(f) or f.false_count == 0 else f)
-        return out
+            if f.null_count == len(f) or f.false_count == 0:
+                out.append(None)
+                continue
+            f = pc.fill_null(f, True) if f.null_count else f
+            out.append(f)
+            every = f if every is None else pc.and_(every, f)
+        return out, self.orig, every
 
     def values(self, c: int, idx: np.ndarray, target: pa.Table | None = None) -> pa.Array:
         """Column c's values of the walk's value indexes `idx` (k >= 0: event k's after
@@ -383,6 +367,26 @@ class _Fold:
                 out = pc.if_else(pa.array(tr), _chunk(got).cast(out.type), out)
         return out
 
+    def row_values(self, groups: np.ndarray, target: pa.Table | None = None,
+                   sent: list | None = None) -> list:
+        """Every column's values of the keys `groups` after the walk (as `values`, read
+        from the keys' records at once); `sent` gets, per column, whether an event gave the
+        value."""
+        rows = _kernel.value_rows(self.rec, groups.astype(np.int64), self.orig,
+                                  target is not None)
+        if sent is not None:
+            sent.extend(_bools(ev.is_valid()) for ev, _ in rows)
+        out = []
+        for c, (ev, tg) in enumerate(rows):
+            name, typ = self.columns[c], self.after_type.field(c).type
+            vals = pc.struct_field(self.after, name).take(ev) if ev.null_count < len(ev) \
+                else pa.nulls(len(ev), typ)
+            if tg is not None and tg.null_count < len(tg):
+                got = _chunk(target.column(name)).take(tg).cast(typ)
+                vals = pc.if_else(tg.is_valid(), got, vals)
+            out.append(vals)
+        return out
+
     def _metadata(self) -> dict:
         meta = {KEY: json.dumps(self.key).encode()}
         if self.high is not None:
@@ -392,16 +396,20 @@ class _Fold:
     def _by_last(self, groups: np.ndarray) -> np.ndarray:
         """`groups` ordered by their last event (those without one first, as they were): the
         values then come from the events' columns in ascending rows, not at random."""
-        return groups[np.argsort(self.last[groups], kind="stable")]
+        last = self.last[groups]
+        if len(self.moved):              # an update that moves its key is last of two keys
+            return groups[np.argsort(last, kind="stable")]
+        untouched = groups[last < 0]
+        at = np.full(self.m, -1, np.int64)          # else each event is the last of one key
+        at[last[last >= 0]] = groups[last >= 0]
+        return np.concatenate([untouched, at[at >= 0]])
 
     def scd1(self, target: pa.Table | None = None) -> pa.Table:
         """The live rows: the target's rows no event touched, in the target's order, then
         the others in the order of their last event."""
         live = self._by_last(np.flatnonzero(self.flags & EXISTS))
-        vals = self.vals[live]
         schema = pa.schema([pa.field(f.name, f.type) for f in self.after_type])
-        cols = [self.values(c, np.ascontiguousarray(vals[:, c]), target)
-                for c in range(len(self.columns))]
+        cols = self.row_values(live, target)
         return pa.table(cols, schema=schema).replace_schema_metadata(self._metadata())
 
     def _sent(self, c: int) -> np.ndarray:
@@ -489,22 +497,24 @@ class _Fold:
     def net_events(self) -> pa.Table:
         t = self.t
         g = self._by_last(np.flatnonzero(self.last >= 0))
-        out = t.take(pa.array(self.orig[self.last[g]]))
+        rebuilt = ("op", "after", "present")
+        out = t.select([n for n in t.column_names if n not in rebuilt]).take(
+            pa.array(self.orig[self.last[g]]))
+        ops = _chunk(t.column("op")).take(pa.array(self.orig[self.last[g]]))
         deleted = (self.flags[g] & EXISTS) == 0
         reset = (self.flags[g] & DELETED) != 0
-        vals = self.vals[g]
         mask = pa.array(deleted)
-        after = pa.StructArray.from_arrays(
-            [self.values(c, np.ascontiguousarray(vals[:, c])) for c in range(len(self.columns))],
-            fields=list(self.after_type), mask=mask)
+        given = []
+        after = pa.StructArray.from_arrays(self.row_values(g, sent=given),
+                                           fields=list(self.after_type), mask=mask)
         present_type = t.schema.field("present").type
-        sent = {c: (vals[:, i] >= 0) | reset for i, c in enumerate(self.columns)}
+        sent = {c: given[i] | reset for i, c in enumerate(self.columns)}
         present = pa.StructArray.from_arrays([pa.array(sent[f.name]) for f in present_type],
                                              fields=list(present_type), mask=mask)
-        op = pc.if_else(mask, "d", out.column("op").combine_chunks())
+        op = pc.if_else(mask, "d", ops)
         cols = {"op": op, "after": after, "present": present}
-        net = pa.table([cols.get(f.name, out.column(f.name)) for f in t.schema],
-                       schema=t.schema)
+        net = pa.table([cols[f.name] if f.name in cols else out.column(f.name)
+                        for f in t.schema], schema=t.schema)
         if self.last_truncate < 0:
             return net
         # the batch's last truncate comes first: the target's rows go, then the keys' events
