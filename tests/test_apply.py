@@ -386,6 +386,37 @@ def test_scd2_continues_a_history(events, cut):
     assert canon(again.to_pylist()) == canon(b.to_pylist())
 
 
+def worked_example():
+    """The six events of docs/apply.md's worked example."""
+    def ev(op, n, after=None, before=None, present=None):
+        return dict(op=op, commit_ts=__import__("datetime").datetime(2026, 1, n, tzinfo=UTC),
+                    commit_pos=bytes([n]), change_pos=None, seq=0, before=before,
+                    after=after, changed=None, present=present, _error=None)
+    return ev, [ev("c", 1, {"ID": 1, "A": "a", "B": 1}),
+                ev("u", 2, {"ID": 1, "A": "b", "B": 1}, before={"ID": 1, "A": "a", "B": 1}),
+                ev("u", 3, {"ID": 1, "A": "zzz", "B": 2}, before={"ID": 1, "A": "b", "B": 1},
+                   present={"ID": True, "A": False, "B": True}),
+                ev("d", 4, before={"ID": 1, "A": "b", "B": 2}),
+                ev("c", 5, {"ID": 1, "A": "c", "B": 3}),
+                ev("c", 6, {"ID": 2, "A": "x", "B": 0})]
+
+
+def test_the_worked_example_of_the_docs():
+    ev, evs = worked_example()
+    app = cdcfast.Applier(key="ID")
+    state = app.apply(table(evs))
+    assert rows_of(state) == {1: {"ID": 1, "A": "c", "B": 3}, 2: {"ID": 2, "A": "x", "B": 0}}
+    again = app.apply(table(evs[::-1]), target=state)
+    assert again.equals(state) and app.last_stats["replays"] == 6
+    t = ev("t", 7)
+    assert cdcfast.apply_changes(table(evs + [t])).num_rows == 0
+    net = cdcfast.net_changes(table(evs + [t])).to_pylist()
+    assert [r["op"] for r in net] == ["t"]
+    moved = ev("u", 7, {"ID": 9, "A": "y", "B": 5}, before={"ID": 2, "A": "x", "B": 0})
+    assert rows_of(cdcfast.apply_changes(table(evs + [moved]))) == {
+        1: {"ID": 1, "A": "c", "B": 3}, 9: {"ID": 9, "A": "y", "B": 5}}
+
+
 def test_scd2_by_hand():
     """Insert, an update of a tracked column (new version), one of an untracked one (in
     place), a delete, a re-insert; then a truncate ends what is current."""
