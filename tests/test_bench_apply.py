@@ -43,3 +43,12 @@ def test_the_report_says_events_per_second_and_the_ratio():
     assert "apply_changes(scd=1)        0.50 s    0.00 M events/s   2.00× DuckDB" in text
     assert "DuckDB's rows equal ours: True" in text and "(1.50× the events)" in text
     assert pa is not None
+
+
+def test_the_delta_part_applies_what_apply_changes_does_and_the_plain_merge_fails():
+    pytest.importorskip("deltalake", reason="cdcfast.delta needs deltalake "
+                        "(pip install -e '.[test]')")
+    res = B.delta_run(20_000, 5_000, echo=lambda *a: None)
+    assert res["delta_equal"] is True and res["delta_applied"] > 15_000
+    assert res["plain_merge"].startswith("failed") and "multiple source rows" in \
+        res["plain_merge"]

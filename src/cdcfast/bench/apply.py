@@ -134,12 +134,58 @@ def peak_memory(n: int, keys: int, fn: str) -> tuple[int, int]:
     return int(grew), int(size)
 
 
+def delta_run(n: int = 1_000_000, rows: int = 1_000_000, echo=print) -> dict:
+    """Wall time of cdcfast.delta.apply_changes of `n` events onto a Delta table of `rows`
+    rows (the events' keys fall on twice as many keys: about half update a row), beside a
+    plain deltalake MERGE of the raw events (one source row per event)."""
+    import tempfile
+    import time
+
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable, write_deltalake
+
+    import cdcfast
+    import cdcfast.delta
+    echo(f"Delta: {n:,} events onto a {rows:,}-row table ...")
+    t = events(n, 2 * rows, seed=11)
+    after = t.schema.field("after").type
+    rng = np.random.default_rng(5)
+    first = pa.table([pa.array(np.arange(rows))] + [_column(f.type, rng, rows)
+                                                    for f in list(after)[1:]],
+                     names=[f.name for f in after])
+    res = {"delta_events": t.num_rows, "delta_rows": rows}
+    with tempfile.TemporaryDirectory() as d:
+        ours, plain = os.path.join(d, "ours"), os.path.join(d, "plain")
+        for uri in (ours, plain):
+            write_deltalake(uri, first)
+        start = time.perf_counter()
+        stats = cdcfast.delta.apply_changes(ours, t)
+        res["delta_seconds"] = time.perf_counter() - start
+        got = DeltaTable(ours).to_pyarrow_table()
+        want = cdcfast.apply_changes(t, target=first)
+        res["delta_equal"] = _canonical(got.cast(want.schema)).equals(_canonical(want))
+        res["delta_applied"] = stats["applied"]
+        raw = pa.table({"__op": t.column("op"),
+                        **{f.name: pc.struct_field(t.column("after"), f.name) for f in after}})
+        raw = raw.filter(pc.not_equal(raw.column("__op"), "d"))
+        start = time.perf_counter()
+        try:
+            (DeltaTable(plain).merge(raw, predicate="target.ID = source.ID",
+                                     source_alias="source", target_alias="target")
+             .when_matched_update_all().when_not_matched_insert_all().execute())
+            res["plain_merge"] = "finished"
+        except Exception as e:          # what deltalake says of duplicate source keys
+            res["plain_merge"] = f"failed: {str(e).splitlines()[0][:160]}"
+        res["plain_seconds"] = time.perf_counter() - start
+    return res
+
+
 def _canonical(t: pa.Table) -> pa.Table:
     return t.replace_schema_metadata(None).sort_by(t.column_names[0])
 
 
 def run(n: int = 10_000_000, keys: int = 1_000_000, repeat: int = 3, memory: bool = True,
-        echo=print) -> dict:
+        delta: bool = True, echo=print) -> dict:
     """Times apply_changes(scd=1) and net_changes against DuckDB's SQL; checks DuckDB's
     result equals ours."""
     import cdcfast
@@ -163,6 +209,12 @@ def run(n: int = 10_000_000, keys: int = 1_000_000, repeat: int = 3, memory: boo
         for fn in ("apply_changes", "net_changes"):
             grew, size = peak_memory(n, keys, fn)
             res[f"peak_{fn}"] = grew
+    del t, ours, fns
+    if delta:
+        try:
+            res.update(delta_run(min(n, 1_000_000), min(keys, 1_000_000), echo=echo))
+        except ImportError:
+            echo("deltalake is not installed (pip install cdcfast[delta]): Delta left out")
     return res
 
 
@@ -181,6 +233,14 @@ def report(res: dict) -> str:
             grew = res[f"peak_{fn}"]
             lines.append(f"  peak memory of {fn}: {grew / 1e6:,.0f} MB "
                          f"({grew / res['arrow_bytes']:.2f}× the events)")
+    if "delta_seconds" in res:
+        lines.append(f"Delta: {res['delta_events']:,} events onto a {res['delta_rows']:,}-row "
+                     f"table (wall time)")
+        lines.append(f"  cdcfast.delta.apply_changes  {res['delta_seconds']:7.2f} s  "
+                     f"({res['delta_applied']:,} applied; equal to apply_changes: "
+                     f"{res['delta_equal']})")
+        lines.append(f"  plain deltalake MERGE        {res['plain_seconds']:7.2f} s  "
+                     f"{res['plain_merge']}")
     return "\n".join(lines)
 
 
