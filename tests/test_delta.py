@@ -139,17 +139,31 @@ def test_the_mark_is_found_behind_other_writers_commits(tmp_path, monkeypatch):
 CHILD = """
 import sys, pyarrow.parquet as pq, cdcfast.delta
 events = pq.read_table(sys.argv[1])
-uri, n = sys.argv[2], int(sys.argv[3])
+uri, n, scd = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 for i in range(0, events.num_rows, n):
-    cdcfast.delta.apply_changes(uri, events.slice(i, n))
+    cdcfast.delta.apply_changes(uri, events.slice(i, n), scd=scd)
 print("done", flush=True)
 """
 
 
-def test_a_writer_killed_mid_run_and_started_over(tmp_path):
+def held(uri, key, scd) -> object:
+    """What the Delta table holds, comparable with `expected`."""
+    if scd == 1:
+        return delta_rows(uri, key)
+    return canon(versions(uri))
+
+
+def expected(events, key, scd) -> object:
+    got = cdcfast.apply_changes(events, scd=scd)
+    return rows_of(got, key) if scd == 1 else canon(scd2_rows(got))
+
+
+@pytest.mark.parametrize("scd", [1, 2])
+def test_a_writer_killed_mid_run_and_started_over(tmp_path, scd):
     """A child applies a decoded log batch by batch and is killed (SIGKILL) after its first
     MERGE has committed, maybe in the middle of another; the whole run again gives what one
-    call of every event gives, and the table only ever held a prefix of the log."""
+    call of every event gives, and the table only ever held a prefix of the log (SCD type 1:
+    its live rows; type 2: every version)."""
     data, cat = generate("ibm-delimited", 30000, table_width=6, seed=4)
     events = cdcfast.decode(data, "ibm-delimited", catalog=cat, table=cat.tables[0].name)
     key = cat.tables[0].key[0]
@@ -159,8 +173,8 @@ def test_a_writer_killed_mid_run_and_started_over(tmp_path):
     pq.write_table(events, path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH",
                                                                             "")])}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, path, uri, str(n)], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, path, uri, str(n), str(scd)],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     first = tmp_path / "t" / "_delta_log" / f"{1:020d}.json"
     try:
         deadline = time.monotonic() + 120
@@ -179,14 +193,13 @@ def test_a_writer_killed_mid_run_and_started_over(tmp_path):
     done = DeltaTable(uri).version()            # MERGEs committed before the kill
     assert 1 <= done < events.num_rows // n and mark is not None
     # what the table holds is the fold of the log up to its mark: nothing half applied
-    upto = cdcfast.apply_changes(events.slice(0, done * n))
-    assert delta_rows(uri, key) == rows_of(upto, key)
+    assert held(uri, key, scd) == expected(events.slice(0, done * n), key, scd)
     assert mark == tuple(events.slice(done * n - 1, 1).to_pylist()[0][c]
                          for c in ("commit_pos", "change_pos", "seq"))
     for i in range(0, events.num_rows, n):      # the whole run again
-        apply_changes(uri, events.slice(i, n))
-    want = rows_of(cdcfast.apply_changes(events), key)
-    assert delta_rows(uri, key) == want and len(want) > 1000
+        apply_changes(uri, events.slice(i, n), scd=scd)
+    want = expected(events, key, scd)
+    assert held(uri, key, scd) == want and len(want) > 1000
     assert DeltaTable(uri).version() == events.num_rows // n     # one MERGE per batch, once
 
 
@@ -548,6 +561,10 @@ def test_what_cannot_be_applied_says_why(tmp_path):
     with pytest.raises(ValueError, match=r"lacks the table's column\(s\) __start_at, "
                                          r"__end_at, __start_pos, __end_pos"):
         apply_changes(scd1, events, scd=2)
+    scd2 = str(tmp_path / "scd2")
+    apply_changes(scd2, events, scd=2)
+    with pytest.raises(ValueError, match=r"holds versions .* apply to it with scd=2"):
+        apply_changes(scd2, events)
 
 
 def test_import_cdcfast_does_not_import_deltalake():

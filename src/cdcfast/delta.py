@@ -227,6 +227,9 @@ def apply_changes(uri, events, key=None, scd: int = 1, track=None,
         dt = dl.DeltaTable.create(uri, columns, mode="ignore", storage_options=storage_options)
     target = _target_schema(dt)
     _check_target(uri, columns, target)
+    if all(n in target.names for n in SCD2):
+        raise ValueError(f"the Delta table at {uri} holds versions ({', '.join(SCD2)}): "
+                         "apply to it with scd=2")
     if net.num_rows == 0:
         return {**stats, "position": since, "version": None}
     high = _last_position(t)
