@@ -297,6 +297,22 @@ def test_decoded_events_of_every_format(fmt, tmp_path):
         cdcfast.apply.parse_position(want.schema.metadata[b"cdcfast.position"].decode())
 
 
+@pytest.mark.parametrize("fmt", format_names())
+def test_decoded_events_of_every_format_scd2(fmt, tmp_path):
+    """The same with scd=2: in one call and in batches of 64, every version
+    `cdcfast.apply_changes(scd=2)` gives, nothing more."""
+    data, cat = generate(fmt, 400, table_width=6, seed=9)
+    t = cat.tables[0]
+    events = cdcfast.decode(data, fmt, catalog=cat, table=t.name)
+    want = canon(scd2_rows(cdcfast.apply_changes(events, scd=2)))
+    one, many = str(tmp_path / "one"), str(tmp_path / "many")
+    apply_changes(one, events, scd=2)
+    for batch in cdcfast.read_batches(data, fmt, catalog=cat, table=t.name, batch_size=64):
+        apply_changes(many, batch, scd=2)
+    assert canon(versions(one)) == want == canon(versions(many)) and len(want) > 300
+    assert position(one) == position(many)
+
+
 def test_a_time_column_is_stored_as_its_text(tmp_path):
     """Delta Lake has no TIME type: SHIP_TIME (time64[us]) goes in as HH:MM:SS.ffffff."""
     data, cat = generate("ibm-delimited", 300, table_width=10, seed=1)
