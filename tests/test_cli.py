@@ -490,11 +490,14 @@ def test_apply_to_delta(tmp_path, capsys, monkeypatch):
 
 def test_apply_says_what_it_cannot_do(tmp_path, capsys):
     path, cat = sample(tmp_path, rows=300)
+    from deltalake import DeltaTable
     base = ["apply", path, "--format", "ibm-delimited", "--catalog", cat]
     uri = str(tmp_path / "t")
     capsys.readouterr()
-    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--scd", "2", "--delta", uri]) == 2
-    assert "scd=2 on Delta: not built yet" in capsys.readouterr().err
+    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--scd", "2", "--delta", uri]) == 0
+    capsys.readouterr()
+    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--delta", uri]) != 0
+    assert "holds versions" in capsys.readouterr().err and DeltaTable(uri).version() == 1
     assert cli.main(base + ["--table", "NOPE.NOPE", "--delta", uri]) == 2
     assert "table 'NOPE.NOPE' is neither in the catalog nor in the input" in \
         capsys.readouterr().err

@@ -362,9 +362,6 @@ def _decode(args) -> int:
 def _apply(args) -> int:
     """Decode one table's events and apply them to a Delta table: one MERGE, exactly once."""
     import importlib.util
-    if args.scd == 2:
-        raise Failure(USAGE, "--scd 2: scd=2 on Delta: not built yet (SCD type 1 only, "
-                             "docs/apply.md)")
     if importlib.util.find_spec("deltalake") is None:
         raise Failure(USAGE, "--delta needs deltalake: pip install \"cdcfast[delta]\"")
     key = [k.strip() for k in args.key.split(",")] if args.key else None
@@ -832,7 +829,7 @@ def parser() -> argparse.ArgumentParser:
                          "key)")
     ap.add_argument("--scd", type=int, choices=[1, 2], default=1,
                     help="1: the table's current rows (the default); 2: one row per "
-                         "version (not built yet on Delta)")
+                         "version, with __start_at, __end_at, __start_pos, __end_pos")
     ap.add_argument("--delta", required=True, metavar="URI",
                     help="the Delta table: a folder, or a URI deltalake knows (s3://, …)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
