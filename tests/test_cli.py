@@ -494,10 +494,11 @@ def test_apply_says_what_it_cannot_do(tmp_path, capsys):
     base = ["apply", path, "--format", "ibm-delimited", "--catalog", cat]
     uri = str(tmp_path / "t")
     capsys.readouterr()
-    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--scd", "2", "--delta", uri]) == 0
+    hist = str(tmp_path / "hist")                       # --scd 2 builds; then 1 is refused
+    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--scd", "2", "--delta", hist]) == 0
     capsys.readouterr()
-    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--delta", uri]) != 0
-    assert "holds versions" in capsys.readouterr().err and DeltaTable(uri).version() == 1
+    assert cli.main(base + ["--table", "SALES.ORDERS_1", "--delta", hist]) != 0
+    assert "holds versions" in capsys.readouterr().err and DeltaTable(hist).version() == 1
     assert cli.main(base + ["--table", "NOPE.NOPE", "--delta", uri]) == 2
     assert "table 'NOPE.NOPE' is neither in the catalog nor in the input" in \
         capsys.readouterr().err
