@@ -116,7 +116,31 @@ cdef extern from "math.h":
     double ldexp(double x, int e) noexcept nogil
 
 
-cdef double _distinct(const uint64_t* h, const int64_t* gid, int64_t n) noexcept nogil:
+cdef inline uint64_t _direct(const KeyCol* k0, int64_t i) noexcept nogil:
+    """Row i's value of a fixed-width column of at most 8 bytes, as a number."""
+    cdef int64_t j = k0.offset + i, w = k0.width
+    cdef uint64_t x = 0
+    if w == 8:
+        return (<const uint64_t*>k0.data)[j]
+    if w == 4:
+        return (<const uint32_t*>k0.data)[j]
+    if w == 2:
+        return (<const uint16_t*>k0.data)[j]
+    if w == 1:
+        return k0.data[j]
+    memcpy(&x, k0.data + j * w, w)
+    return x
+
+
+cdef inline uint64_t _hash(const uint64_t* h, const KeyCol* k0, int64_t i) noexcept nogil:
+    """Row i's hash: kept in h, or (h NULL) of the direct key's value."""
+    if h != NULL:
+        return h[i]
+    return _fmix(_direct(k0, i) ^ 0x243F6A8885A308D3ULL)
+
+
+cdef double _distinct(const uint64_t* h, const KeyCol* k0, const int32_t* gid,
+                      int64_t n) noexcept nogil:
     """HyperLogLog's estimate of the number of distinct hashes (rows with gid >= 0):
     2**14 registers, about 1 % off."""
     cdef uint8_t reg[16384]
@@ -128,7 +152,7 @@ cdef double _distinct(const uint64_t* h, const int64_t* gid, int64_t n) noexcept
     for i in range(n):
         if gid[i] < 0:
             continue
-        x = h[i]
+        x = _hash(h, k0, i)
         rest = (x << 14) | (<uint64_t>1 << 13)
         rank = <uint8_t>(_clz(rest) + 1)
         if rank > reg[x >> 50]:
@@ -183,39 +207,24 @@ def group_ids(list arrays):
             cols[c].off64 = <const int64_t*><uintptr_t>bufs[1].address if wide else NULL
     if n >= (1 << 31) - 2:
         raise ValueError("group_ids: at most 2**31 - 3 rows at once")
-    gids = np.empty(n, np.int64)
-    cdef int64_t[::1] gid = gids
-    # per row: the slot's hash h, and the tag the slot keeps: the value itself for a single
-    # fixed-width key of at most 8 bytes (no need to reach the first row to compare), else h
-    hashes = np.empty(n, dtype=np.uint64)
-    cdef uint64_t[::1] h = hashes
+    gids = np.empty(n, np.int32)
+    cdef int32_t[::1] gid = gids
+    # per row: the slot's hash, and the tag the slot keeps: for a single fixed-width key of at
+    # most 8 bytes the value itself (read again from the column whenever needed: no copy, and
+    # no need to reach the group's first row to compare), else the hash, kept in `hashes`
     cdef bint direct = ncols == 1 and 0 < cols[0].width <= 8
-    tags = np.empty(n, dtype=np.uint64) if direct else hashes
-    cdef uint64_t[::1] tag = tags
+    hashes = np.empty(0 if direct else n, dtype=np.uint64)
+    cdef uint64_t[::1] hs = hashes
+    cdef uint64_t* h = &hs[0] if not direct and n else NULL
     cdef int64_t i, j, a
     cdef const uint8_t* p
     cdef uint64_t x
     cdef bint ok
     cdef double distinct
     cdef const KeyCol* k0 = &cols[0]
-    cdef int64_t w = k0.width
     with nogil:
         if direct:
             for i in range(n):
-                j = k0.offset + i
-                if w == 8:
-                    x = (<const uint64_t*>k0.data)[j]
-                elif w == 4:
-                    x = (<const uint32_t*>k0.data)[j]
-                elif w == 2:
-                    x = (<const uint16_t*>k0.data)[j]
-                elif w == 1:
-                    x = k0.data[j]
-                else:
-                    x = 0
-                    memcpy(&x, k0.data + j * w, w)
-                tag[i] = x
-                h[i] = _fmix(x ^ 0x243F6A8885A308D3ULL)
                 gid[i] = 0 if _valid(k0, i) else -1
         else:
             for i in range(n):
@@ -231,7 +240,7 @@ def group_ids(list arrays):
                 gid[i] = 0 if ok else -1
         # the table's size from an estimate of the distinct keys (HyperLogLog), so that it
         # rarely has to grow
-        distinct = _distinct(&h[0], &gid[0], n) if n else 0
+        distinct = _distinct(h, k0, &gid[0], n) if n else 0
     # open addressing, linear probing, grown at half full
     cdef int64_t cap = 1024, mask, groups = 0, s, t
     while cap < 2.5 * min(n, distinct):
@@ -250,7 +259,7 @@ def group_ids(list arrays):
             with nogil:
                 for s in range(cap // 2):
                     if slots[s].g != 0:
-                        t = h[slots[s].first] & mask
+                        t = _hash(h, k0, slots[s].first) & mask
                         while grown[t].g != 0:
                             t = (t + 1) & mask
                         grown[t] = slots[s]
@@ -259,15 +268,15 @@ def group_ids(list arrays):
         with nogil:
             while i < n and 2 * (groups + 1) <= cap:
                 if i + AHEAD < n:
-                    prefetch(&slots[h[i + AHEAD] & mask])
+                    prefetch(&slots[_hash(h, k0, i + AHEAD) & mask])
                 if not direct and i + AHEAD // 2 < n:
                     # the first row of the group the slot of a nearer row holds: its bytes
                     t = h[i + AHEAD // 2] & mask
                     if slots[t].g != 0:
                         _prefetch_row(cols, slots[t].first)
                 if gid[i] >= 0:
-                    x = tag[i]
-                    s = h[i] & mask
+                    x = _direct(k0, i) if direct else h[i]
+                    s = _hash(h, k0, i) & mask
                     while True:
                         if slots[s].g == 0:
                             slots[s].tag = x
@@ -365,14 +374,17 @@ cdef struct Flag:
     int64_t offset
 
 
-def present_masks(list present, const int64_t[::1] orig, allp=None):
+def present_masks(list present, const int64_t[::1] orig, allp=None, int64_t m=-1):
     """The `present` flags of each event (row orig[k] of the columns) as bits: [m, words]
     uint64, column c at bit c % 64 of word c // 64. present: per column a BooleanArray
     without nulls (a null flag, true, filled in) or None (all true); allp: their AND (a row
     where it is true is all ones, and is not looked at further). None when every column is
-    None."""
-    cdef int64_t m = orig.shape[0], ncols = len(present), words = (ncols + 63) // 64
+    None. orig None: event k is row k (then m says how many)."""
+    if orig is not None:
+        m = orig.shape[0]
+    cdef int64_t ncols = len(present), words = (ncols + 63) // 64
     cdef int64_t c, k, j, w, r
+    cdef bint ident = orig is None
     if all(p is None for p in present):
         return None
     out = np.zeros((m, max(words, 1)), np.uint64)
@@ -398,7 +410,7 @@ def present_masks(list present, const int64_t[::1] orig, allp=None):
     cdef uint64_t* q = &pm[0, 0] if m else NULL
     with nogil:
         for k in range(m):
-            r = orig[k]
+            r = k if ident else orig[k]
             if all_bits != NULL:
                 j = all_off + r
                 if (all_bits[j >> 3] >> (j & 7)) & 1:
@@ -534,6 +546,7 @@ def op_codes(op):
 
 def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64_t[::1] orig,
                bint target):
+    # orig None: event k is row k
     """The rows the values of `groups` come from, per column, as Arrow take indices: into
     the events' table (orig[k] for a value of event k) and, with target, into the target
     (i for -2 - i); null where the value comes from the other one, or is null. int32: rows
@@ -550,6 +563,7 @@ def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64
     tnull = np.zeros(max(ncols, 1), np.int64)
     cdef int64_t[::1] en = enull, tn = tnull
     cdef const int32_t* row
+    cdef bint ident = orig is None
     with nogil:
         for i in range(n):
             if i + AHEAD < n:
@@ -559,7 +573,7 @@ def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64
             for c in range(ncols):
                 v = row[c]
                 if v >= 0:
-                    e[c, i] = <int32_t>orig[v]
+                    e[c, i] = <int32_t>(v if ident else orig[v])
                     ev_ok[c, i >> 3] |= <uint8_t>(1 << (i & 7))
                 else:
                     e[c, i] = 0
@@ -581,9 +595,9 @@ def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64
     return out
 
 
-def walk(const int64_t[::1] gid, const int64_t[::1] ogid, const uint8_t[::1] kind,
+def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kind,
          const uint8_t[::1] newpos, const uint64_t[:, ::1] present, int64_t groups,
-         const int64_t[::1] target_group, int32_t[:, ::1] rec, int64_t[::1] stats,
+         const int32_t[::1] target_group, int32_t[:, ::1] rec, int64_t[::1] stats,
          const int64_t[::1] track=None, int32_t[:, ::1] prev=None, uint8_t[::1] newrow=None,
          const uint8_t[::1] changed=None, int64_t[::1] ver_group=None,
          int64_t[::1] ver_start=None, int64_t[::1] ver_end=None,

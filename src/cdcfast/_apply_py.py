@@ -17,7 +17,7 @@ def group_ids(arrays: list):
     n = len(arrays[0]) if arrays else 0
     columns = [a.to_pylist() for a in arrays]
     seen: dict = {}
-    gid = np.empty(n, np.int64)
+    gid = np.empty(n, np.int32)
     for i in range(n):
         key = tuple(c[i] for c in columns)
         if any(v is None for v in key):
@@ -27,10 +27,11 @@ def group_ids(arrays: list):
     return gid, len(seen)
 
 
-def present_masks(present: list, orig, allp=None):
+def present_masks(present: list, orig, allp=None, m=-1):
     """See _apply.present_masks."""
     if all(p is None for p in present):
         return None
+    orig = np.arange(m) if orig is None else orig
     out = np.zeros((len(orig), max(1, (len(present) + 63) // 64)), np.uint64)
     for c, col in enumerate(present):
         sent = [True] * len(orig) if col is None else \
@@ -66,6 +67,7 @@ def op_codes(op):
 def value_rows(rec, groups, orig, target: bool):
     """See _apply.value_rows."""
     import pyarrow as pa
+    orig = np.arange(max(0, int(rec[:, HEAD:].max(initial=-1))) + 1) if orig is None else orig
     out = []
     for c in range(rec.shape[1] - HEAD):
         v = [int(rec[g, HEAD + c]) for g in groups]

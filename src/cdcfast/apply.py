@@ -269,16 +269,17 @@ class _Fold:
                 pos = [p.take(order) for p in pos]
                 newpos, _ = _kernel.log_steps(*pos)
         self.newpos = newpos
-        orig = np.arange(t.num_rows, dtype=np.int64) if rows is None else rows.astype(np.int64)
+        # None when the events are the table's rows as they are (the common case: no copy)
+        orig = None if rows is None else rows.astype(np.int64)
         if order is not None:
-            orig = orig[order.to_numpy()]
+            at = order.to_numpy().astype(np.int64)
+            orig = orig[at] if orig is not None else at
         self.orig = orig
-        moved_rows = rows is not None or order is not None
         self.high = tuple(p[m - 1].as_py() for p in pos) if m else since
 
         def ordered(col):
             col = _chunk(col)
-            return col.take(pa.array(orig)) if moved_rows else col
+            return col.take(pa.array(orig)) if orig is not None else col
 
         code = _kernel.op_codes(ordered(t.column("op")))
         self.kind = KINDS[code]
@@ -310,7 +311,7 @@ class _Fold:
         self.target_all = gids[:T]
         self.target_group = gids[:T] if current is None else np.where(current, gids[:T], -1)
         self.gid = gids[T:T + m]
-        self.ogid = np.full(m, -1, np.int64)
+        self.ogid = np.full(m, -1, np.int32)
         self.ogid[self.moved] = gids[T + m:]
         self.present = _kernel.present_masks(*self._present_columns())
 
@@ -334,6 +335,10 @@ class _Fold:
         for name, n in self.counts.items():
             self.stats[name] += n
 
+    def row(self, k):
+        """The events' table row(s) of event(s) k."""
+        return k if self.orig is None else self.orig[k]
+
     def _present_columns(self) -> tuple:
         """present_masks's arguments: per column its `present` flags with nulls (true) filled
         in, None where every event sent it; the events' rows; and the flags' AND."""
@@ -347,7 +352,7 @@ class _Fold:
             f = pc.fill_null(f, True) if f.null_count else f
             out.append(f)
             every = f if every is None else pc.and_(every, f)
-        return out, self.orig, every
+        return out, self.orig, every, self.m
 
     def values(self, c: int, idx: np.ndarray, target: pa.Table | None = None) -> pa.Array:
         """Column c's values of the walk's value indexes `idx` (k >= 0: event k's after
@@ -355,7 +360,7 @@ class _Fold:
         ev = idx >= 0
         field = self.after_type.field(c)
         if ev.any():
-            rows = pa.array(self.orig[np.where(ev, idx, 0)], mask=~ev)
+            rows = pa.array(self.row(np.where(ev, idx, 0)), mask=~ev)
             out = pc.struct_field(self.after, self.columns[c]).take(rows)
         else:
             out = pa.nulls(len(idx), field.type)
@@ -423,7 +428,7 @@ class _Fold:
         rows -2 - idx (idx <= -2), null at -1."""
         ev = idx >= 0
         col = _chunk(self.t.column(name))
-        out = col.take(pa.array(self.orig[np.where(ev, idx, 0)] if self.m else
+        out = col.take(pa.array(self.row(np.where(ev, idx, 0)) if self.m else
                                 np.zeros(len(idx), np.int64), mask=~ev)) \
             if ev.any() else pa.nulls(len(idx), col.type)
         out = out.cast(typ)
@@ -499,8 +504,8 @@ class _Fold:
         g = self._by_last(np.flatnonzero(self.last >= 0))
         rebuilt = ("op", "after", "present")
         out = t.select([n for n in t.column_names if n not in rebuilt]).take(
-            pa.array(self.orig[self.last[g]]))
-        ops = _chunk(t.column("op")).take(pa.array(self.orig[self.last[g]]))
+            pa.array(self.row(self.last[g])))
+        ops = _chunk(t.column("op")).take(pa.array(self.row(self.last[g])))
         deleted = (self.flags[g] & EXISTS) == 0
         reset = (self.flags[g] & DELETED) != 0
         mask = pa.array(deleted)
@@ -518,7 +523,7 @@ class _Fold:
         if self.last_truncate < 0:
             return net
         # the batch's last truncate comes first: the target's rows go, then the keys' events
-        return pa.concat_tables([t.slice(int(self.orig[self.last_truncate]), 1), net])
+        return pa.concat_tables([t.slice(int(self.row(self.last_truncate)), 1), net])
 
 
 def net_changes(events, key=None, since=None) -> pa.Table:
