@@ -27,17 +27,18 @@ def group_ids(arrays: list):
     return gid, len(seen)
 
 
-def present_masks(present: list, orig, allp=None, m=-1):
+def present_masks(present, columns: list, orig=None, m=-1):
     """See _apply.present_masks."""
-    if all(p is None for p in present):
+    if all(f < 0 for f in columns):
         return None
     orig = np.arange(m) if orig is None else orig
-    out = np.zeros((len(orig), max(1, (len(present) + 63) // 64)), np.uint64)
-    for c, col in enumerate(present):
-        sent = [True] * len(orig) if col is None else \
-            [col[int(r)].as_py() is not False for r in orig]
-        for k, s in enumerate(sent):
-            if s:
+    rows = present.to_pylist()
+    names = [f.name for f in present.type]
+    out = np.zeros((len(orig), max(1, (len(columns) + 63) // 64)), np.uint64)
+    for k, r in enumerate(orig):
+        row = rows[int(r)]
+        for c, f in enumerate(columns):
+            if f < 0 or row is None or row[names[f]] is not False:
                 out[k, c // 64] |= np.uint64(1 << (c % 64))
     return out
 

@@ -340,19 +340,15 @@ class _Fold:
         return k if self.orig is None else self.orig[k]
 
     def _present_columns(self) -> tuple:
-        """present_masks's arguments: per column its `present` flags with nulls (true) filled
-        in, None where every event sent it; the events' rows; and the flags' AND."""
+        """present_masks's arguments: the `present` struct, per column its field index (-1
+        where every event sent it), the events' rows and their number."""
         present = _chunk(self.t.column("present"))
-        out, every = [], None
-        for c in self.columns:
-            f = pc.struct_field(present, c)
-            if f.null_count == len(f) or f.false_count == 0:
-                out.append(None)
-                continue
-            f = pc.fill_null(f, True) if f.null_count else f
-            out.append(f)
-            every = f if every is None else pc.and_(every, f)
-        return out, self.orig, every, self.m
+        fields = [present.type.get_field_index(c) for c in self.columns]
+        out = []
+        for c, i in zip(self.columns, fields):
+            f = present.field(i) if i >= 0 else None
+            out.append(-1 if f is None or f.null_count == len(f) or f.false_count == 0 else i)
+        return present, out, self.orig, self.m
 
     def values(self, c: int, idx: np.ndarray, target: pa.Table | None = None) -> pa.Array:
         """Column c's values of the walk's value indexes `idx` (k >= 0: event k's after
