@@ -586,12 +586,13 @@ def op_codes(op):
 
 
 def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64_t[::1] orig,
-               bint target):
+               bint target, const uint8_t[::1] reset=None):
     # orig None: event k is row k
     """The rows the values of `groups` come from, per column, as Arrow take indices: into
     the events' table (orig[k] for a value of event k) and, with target, into the target
     (i for -2 - i); null where the value comes from the other one, or is null. int32: rows
-    of one call stay below 2**31."""
+    of one call stay below 2**31. With reset (per group: 1 if its row started from nulls in
+    the batch) also, per column, a BooleanArray: an event sent the value, or reset."""
     cdef int64_t n = groups.shape[0], ncols = rec.shape[1] - _HEAD, nb = (n + 7) // 8
     cdef int64_t i, c, g, v
     ev = np.empty((max(ncols, 1), n), np.int32)
@@ -604,7 +605,9 @@ def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64
     tnull = np.zeros(max(ncols, 1), np.int64)
     cdef int64_t[::1] en = enull, tn = tnull
     cdef const int32_t* row
-    cdef bint ident = orig is None
+    cdef bint ident = orig is None, flags = reset is not None
+    sv = np.zeros((max(ncols, 1), nb if flags else 0), np.uint8)
+    cdef uint8_t[:, ::1] sent = sv
     with nogil:
         for i in range(n):
             if i + AHEAD < n:
@@ -613,6 +616,8 @@ def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64
             row = &rec[g, _HEAD]
             for c in range(ncols):
                 v = row[c]
+                if flags and (v >= 0 or reset[i]):
+                    sent[c, i >> 3] |= <uint8_t>(1 << (i & 7))
                 if v >= 0:
                     e[c, i] = <int32_t>(v if ident else orig[v])
                     ev_ok[c, i >> 3] |= <uint8_t>(1 << (i & 7))
@@ -632,7 +637,9 @@ def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64
                                   null_count=int(enull[c]))
         b = pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(tgv[c]), pa.py_buffer(tg[c])],
                                   null_count=int(tnull[c])) if target else None
-        out.append((a, b))
+        f = pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(sv[c])]) if flags \
+            else None
+        out.append((a, b, f))
     return out
 
 

@@ -65,7 +65,7 @@ def op_codes(op):
     return np.array([codes.get(v, 5) for v in op.to_pylist()], np.uint8)
 
 
-def value_rows(rec, groups, orig, target: bool):
+def value_rows(rec, groups, orig, target: bool, reset=None):
     """See _apply.value_rows."""
     import pyarrow as pa
     orig = np.arange(max(0, int(rec[:, HEAD:].max(initial=-1))) + 1) if orig is None else orig
@@ -74,7 +74,9 @@ def value_rows(rec, groups, orig, target: bool):
         v = [int(rec[g, HEAD + c]) for g in groups]
         ev = pa.array([int(orig[x]) if x >= 0 else None for x in v], pa.int32())
         tg = pa.array([-2 - x if x <= -2 else None for x in v], pa.int32()) if target else None
-        out.append((ev, tg))
+        sent = None if reset is None else \
+            pa.array([x >= 0 or bool(r) for x, r in zip(v, reset)], pa.bool_())
+        out.append((ev, tg, sent))
     return out
 
 

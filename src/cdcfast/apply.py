@@ -369,16 +369,17 @@ class _Fold:
         return out
 
     def row_values(self, groups: np.ndarray, target: pa.Table | None = None,
-                   sent: list | None = None) -> list:
+                   reset: np.ndarray | None = None, sent: list | None = None) -> list:
         """Every column's values of the keys `groups` after the walk (as `values`, read
-        from the keys' records at once); `sent` gets, per column, whether an event gave the
-        value."""
+        from the keys' records at once); with `reset` (per group, its row started from
+        nulls), `sent` gets per column the net event's `present` flags."""
         rows = _kernel.value_rows(self.rec, groups.astype(np.int64), self.orig,
-                                  target is not None)
+                                  target is not None,
+                                  None if reset is None else reset.astype(np.uint8))
         if sent is not None:
-            sent.extend(_bools(ev.is_valid()) for ev, _ in rows)
+            sent.extend(f for _, _, f in rows)
         out = []
-        for c, (ev, tg) in enumerate(rows):
+        for c, (ev, tg, _) in enumerate(rows):
             name, typ = self.columns[c], self.after_type.field(c).type
             vals = pc.struct_field(self.after, name).take(ev) if ev.null_count < len(ev) \
                 else pa.nulls(len(ev), typ)
@@ -506,11 +507,11 @@ class _Fold:
         reset = (self.flags[g] & DELETED) != 0
         mask = pa.array(deleted)
         given = []
-        after = pa.StructArray.from_arrays(self.row_values(g, sent=given),
+        after = pa.StructArray.from_arrays(self.row_values(g, reset=reset, sent=given),
                                            fields=list(self.after_type), mask=mask)
         present_type = t.schema.field("present").type
-        sent = {c: given[i] | reset for i, c in enumerate(self.columns)}
-        present = pa.StructArray.from_arrays([pa.array(sent[f.name]) for f in present_type],
+        sent = dict(zip(self.columns, given))
+        present = pa.StructArray.from_arrays([sent[f.name] for f in present_type],
                                              fields=list(present_type), mask=mask)
         op = pc.if_else(mask, "d", ops)
         cols = {"op": op, "after": after, "present": present}
