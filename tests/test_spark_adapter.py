@@ -19,7 +19,8 @@ from cdcfast import Catalog
 SPARK_PY = pathlib.Path(cdcfast.__file__).with_name("spark.py")
 THIRD_PARTY = {"pyarrow", "pyspark", "pandas", "numpy"}
 CDCFAST = {"cdcfast": None, "cdcfast.api": None, "cdcfast.formats": {"get", "names"},
-           "cdcfast.spark_files": None}    # the data source's file planning, plain Python
+           "cdcfast.spark_files": None,    # the data source's file planning, plain Python
+           "cdcfast.delta": None}          # public: cs.apply_changes_to_delta writes through it
 
 
 def _module_of(node: ast.ImportFrom) -> str:

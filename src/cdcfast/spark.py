@@ -36,12 +36,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import native_available
+from . import Applier
 from .api import Decoder, Projection
 from .formats import get as format_class
 from .spark_files import OPEN_COST, list_files, local_path, plan
 
 __all__ = ["decode", "decode_tables", "map_in_arrow", "pandas_udf", "spark_schema", "register",
-           "flag_sql", "DataSourceOptions", "native_check", "list_files"]
+           "flag_sql", "DataSourceOptions", "native_check", "list_files", "net_changes",
+           "apply_changes", "apply_changes_to_delta"]
 
 READ_BATCH_ROWS = 65536         # rows per Arrow batch a data source task yields
 SPLIT_MB = 128                  # files bigger than this are read in pieces of about this size
@@ -151,7 +153,8 @@ def _spark_arrow_type(t: pa.DataType, time_type: bool) -> pa.DataType:
 
 
 def _spark_arrow_schema(schema: pa.Schema, time_type: bool) -> pa.Schema:
-    return pa.schema([f.with_type(_spark_arrow_type(f.type, time_type)) for f in schema])
+    return pa.schema([f.with_type(_spark_arrow_type(f.type, time_type)) for f in schema],
+                     metadata=schema.metadata)
 
 
 def _to_spark(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
@@ -162,7 +165,13 @@ def _struct_type(arrow_schema: pa.Schema):
     """Spark's StructType of an Arrow schema: a timestamp with a zone (UTC) is TimestampType,
     one without (Db2's TIMESTAMP: a wall clock) TimestampNTZType."""
     from pyspark.sql.pandas.types import from_arrow_schema
-    return from_arrow_schema(arrow_schema, prefer_timestamp_ntz=True)
+    st = from_arrow_schema(arrow_schema, prefer_timestamp_ntz=True)
+    key = (arrow_schema.metadata or {}).get(b"cdcfast.key")
+    if key is not None and "after" in st.names:
+        # the table's key, where cs.net_changes and cs.apply_changes find it: Spark keeps a
+        # column's metadata through projections and Parquet, and drops the schema's
+        st["after"].metadata = {**(st["after"].metadata or {}), KEY_META: json.loads(key)}
+    return st
 
 
 def _exchange_schema(struct_type) -> pa.Schema:
@@ -789,6 +798,269 @@ def _check_python_exec(spark) -> None:
                       "a Python worker it starts on the driver with that path; unpack the "
                       "same environment there (docs/spark.md, on a cluster)", RuntimeWarning,
                       stacklevel=3)
+
+
+# -- apply: change events to tables, on the executors (SPEC §9) --------------------------------
+# A DataFrame of one table's events is folded key by key: groupBy(<the event's key>) and
+# applyInArrow, where each group's events go through cdcfast.Applier. Two things reach across
+# keys, and are made group-local before the shuffle:
+# - a truncate empties every key: each truncate is copied into every key's group (a cross
+#   join of the truncates with the keys); net_changes then gives the last truncate once;
+# - an update that moves its key deletes the old key: a copy of it with op 'd' goes to the
+#   old key's group, where the before image's key is the key a delete reads.
+# Replays (a second event of a key at the same position) are dropped before, in log order
+# then input order, so that a moved update that is a replay moves nothing, as in Applier; in
+# a group, the events then get positions of their own (change_pos null, seq their rank in
+# log order, commit_pos kept: SCD2 reads it) so that no copy is taken for a replay there.
+ORDER = "__cdcfast_order"       # the input order (monotonically_increasing_id)
+ORIG = ("__cdcfast_change_pos", "__cdcfast_seq")    # a group's events' own positions
+KEYS_PREFIX = "__cdcfast_k"
+KEY_META = "cdcfast.key"        # the key columns, as the `after` column's Spark metadata
+EVENT_OPS = ("c", "r", "u", "d", "t")   # the ops Applier applies (SPEC §3); others: skipped
+
+
+def _key_columns(df, key) -> list:
+    """`key=` as a list, else the key cs.decode wrote into the `after` column's metadata."""
+    if key:
+        return [key] if isinstance(key, str) else list(key)
+    names = df.schema.names
+    if "after" in names:
+        meta = df.schema["after"].metadata or {}
+        if meta.get(KEY_META):
+            return list(meta[KEY_META])
+    raise ValueError("key=… names the table's key columns (the DataFrame's `after` column "
+                     "carries no cdcfast.key: its catalog table names none, or the column "
+                     "did not come from cs.decode or the cdcfast data source)")
+
+
+def _check_events_df(df, key) -> None:
+    need = ("op", "commit_pos", "change_pos", "seq", "before", "after", "present", "_error")
+    lacks = [n for n in need if n not in df.schema.names]
+    if lacks:
+        raise ValueError(f"events must be one table's envelope as cs.decode returns it "
+                         f"(present as a struct: flags='struct'); missing: {', '.join(lacks)}")
+    columns = [f.name for f in df.schema["after"].dataType.fields]
+    missing = [k for k in key if k not in columns]
+    if missing:
+        raise ValueError(f"key column(s) {', '.join(missing)} not among the table's columns "
+                         f"({', '.join(columns)})")
+
+
+def _after_position(since):
+    """A Spark Column: the row's log position is after `since` (bytewise, nulls first)."""
+    from pyspark.sql import functions as F
+    gt, eq = F.lit(False), F.lit(True)
+    for name, value in zip(("commit_pos", "change_pos", "seq"), since):
+        c = F.col(name)
+        if value is None:
+            g, e = c.isNotNull(), c.isNull()
+        else:
+            v = F.lit(bytearray(value)) if name != "seq" else F.lit(int(value))
+            g, e = F.coalesce(c > v, F.lit(False)), F.coalesce(c == v, F.lit(False))
+        gt, eq = gt | (eq & g), eq & e
+    return gt
+
+
+def _grouped(df, key, since=None):
+    """(events ready for groupBy(keys), key column names, the applicable truncates): the
+    applicable events of `df` with their key in columns __cdcfast_k<i> and their input order
+    in __cdcfast_order, replays dropped, a delete of the old key added for each moved key,
+    every truncate copied into every key's group."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    ks = [f"{KEYS_PREFIX}{i}" for i in range(len(key))]
+    ev = df.withColumn(ORDER, F.monotonically_increasing_id())
+    ok = F.col("_error").isNull() & F.col("op").isin(*EVENT_OPS)
+    if since is not None:
+        ok = ok & _after_position(since)
+    ev = ev.filter(ok)
+    is_d = F.col("op") == "d"
+    keyed = ev.filter(F.col("op") != "t").select(
+        "*", *[F.when(is_d, F.col("before")[k]).otherwise(F.col("after")[k]).alias(c)
+               for k, c in zip(key, ks)])
+    for c in ks:
+        keyed = keyed.filter(F.col(c).isNotNull())
+    # a replay: an event of the same key at the same position after another (input order)
+    first = Window.partitionBy(*ks, "commit_pos", "change_pos", "seq").orderBy(ORDER)
+    keyed = keyed.withColumn("__cdcfast_n", F.row_number().over(first)) \
+        .filter(F.col("__cdcfast_n") == 1).drop("__cdcfast_n")
+    # a moved key: the update, and a copy of it as a delete of the old key (one pass: explode)
+    old = [F.col("before")[k] for k in key]
+    moved = (F.col("op") == "u") & F.col("before").isNotNull()
+    differs = F.lit(False)
+    for k, o in zip(key, old):
+        moved = moved & o.isNotNull()
+        differs = differs | ~o.eqNullSafe(F.col("after")[k])
+    copy = "__cdcfast_copy"
+    events = keyed.withColumn(copy, F.explode(
+        F.when(moved & differs, F.array(F.lit(False), F.lit(True)))
+        .otherwise(F.array(F.lit(False)))))
+    events = events.withColumn("op", F.when(F.col(copy), F.lit("d")).otherwise(F.col("op")))
+    for c, o in zip(ks, old):
+        events = events.withColumn(c, F.when(F.col(copy), o).otherwise(F.col(c)))
+    events = events.drop(copy)
+    # every key any image names (a group of truncates only gives nothing), from the input as
+    # it is: the windowed events are computed once
+    images = F.explode(F.array(*[F.struct(*[F.col(img)[k].alias(c) for k, c in zip(key, ks)])
+                                 for img in ("after", "before")]))
+    keys = df.select(images.alias("__cdcfast_key")).select("__cdcfast_key.*")
+    for c in ks:
+        keys = keys.filter(F.col(c).isNotNull())
+    truncates = ev.filter(F.col("op") == "t")
+    copies = truncates.crossJoin(keys.distinct())
+    return events.unionByName(copies), ks, truncates
+
+
+def _arrow_plain(t: pa.DataType) -> pa.DataType:
+    """Arrow's type as Applier reads it: large and view strings and binaries as the plain."""
+    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_arrow_plain(f.type)) for f in t])
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(t.value_field.with_type(_arrow_plain(t.value_type)))
+    return t
+
+
+def _group_events(t: pa.Table) -> pa.Table:
+    """A group's events in log order, then input order, each at a position of its own: its
+    change_pos and seq kept in ORIG, change_pos null and seq its rank (commit_pos kept)."""
+    plain = pa.schema([f.with_type(_arrow_plain(f.type)) for f in t.schema])
+    if not plain.equals(t.schema):
+        t = t.cast(plain)
+    order = pc.sort_indices(t.select(["commit_pos", "change_pos", "seq", ORDER]),
+                            sort_keys=[(n, "ascending") for n in
+                                       ("commit_pos", "change_pos", "seq", ORDER)],
+                            null_placement="at_start")
+    t = t.take(order)
+    t = t.append_column(ORIG[0], t.column("change_pos")).append_column(ORIG[1], t.column("seq"))
+    t = t.set_column(t.schema.get_field_index("change_pos"), "change_pos",
+                     pa.nulls(t.num_rows, pa.binary()))
+    return t.set_column(t.schema.get_field_index("seq"), "seq",
+                        pa.array(range(t.num_rows), t.schema.field("seq").type))
+
+
+def _of_key(t: pa.Table, cols: list, values: list) -> pa.Table:
+    """The rows of t whose key columns `cols` (arrays) equal `values`."""
+    mask = None
+    for col, v in zip(cols, values):
+        m = pc.fill_null(pc.equal(col, pa.scalar(v, col.type)), False)
+        mask = m if mask is None else pc.and_(mask, m)
+    return t.filter(mask)
+
+
+def _apply_fn(key, ks, scd, track, net, schema):
+    """The function applyInArrow runs on one key's group: its events through Applier."""
+    target = _exchange_schema(schema)
+    names = target.names
+
+    def fn(t: pa.Table) -> pa.Table:
+        values = [t.column(c)[0].as_py() for c in ks] if t.num_rows else []
+        t = _group_events(t)
+        applier = Applier(key=key, scd=scd, track=track)
+        if net:
+            out = applier.net_changes(t)
+            out = out.filter(pc.fill_null(pc.not_equal(out.column("op"), "t"), True))
+            is_d = pc.fill_null(pc.equal(out.column("op"), "d"), False)
+            cols = [pc.if_else(is_d, pc.struct_field(out.column("before"), k),
+                               pc.struct_field(out.column("after"), k)) for k in key]
+            out = _of_key(out, cols, values)
+            for name, orig in zip(("change_pos", "seq"), ORIG):
+                out = out.set_column(out.schema.get_field_index(name), name, out.column(orig))
+        else:
+            out = applier.apply(t)
+            out = _of_key(out, [out.column(k) for k in key], values)
+        out = out.select(names).replace_schema_metadata(None)
+        return out.cast(target)
+
+    return fn
+
+
+def _result_schema(df, scd: int, net: bool):
+    from pyspark.sql.types import BinaryType, StructField, StructType, TimestampType
+    if net:
+        return StructType(list(df.schema.fields))
+    fields = [StructField(f.name, f.dataType, True) for f in df.schema["after"].dataType.fields]
+    if scd == 2:
+        fields += [StructField("__start_at", TimestampType()),
+                   StructField("__end_at", TimestampType()),
+                   StructField("__start_pos", BinaryType()),
+                   StructField("__end_pos", BinaryType())]
+    return StructType(fields)
+
+
+def net_changes(df, key=None, since=None):
+    """Per key, the one event that takes it across the DataFrame's events (SPEC §9), as
+    cdcfast.net_changes gives it, computed on the executors (grouped by key): a DataFrame of
+    the events' schema, with the last truncate, when there is one, as its first row (a
+    DataFrame has no order otherwise). `key`: the key columns (default: the `cdcfast.key`
+    the `after` column's metadata carries); `since`: skip events at or below that position."""
+    key = _key_columns(df, key)
+    _check_events_df(df, key)
+    grouped, ks, truncates = _grouped(df, key, since)
+    schema = _result_schema(df, 1, net=True)
+    per_key = grouped.groupBy(*ks).applyInArrow(
+        _apply_fn(key, ks, 1, None, True, schema), schema)
+    from pyspark.sql import functions as F
+    last = truncates.orderBy(*[F.col(n).desc_nulls_last() for n in
+                               ("commit_pos", "change_pos", "seq")],
+                             F.col(ORDER).desc()).limit(1).select(*schema.names)
+    return last.unionByName(per_key)
+
+
+def apply_changes(df, key=None, scd: int = 1, track=None):
+    """The table the DataFrame's events describe (SPEC §9: SCD type 1, its live rows; type
+    2, every version of every key), as cdcfast.apply_changes gives it, computed on the
+    executors (grouped by key). `key` as for net_changes."""
+    Applier(scd=scd, track=track)                  # the arguments' errors, here
+    key = _key_columns(df, key)
+    _check_events_df(df, key)
+    grouped, ks, _ = _grouped(df, key)
+    schema = _result_schema(df, scd, net=False)
+    return grouped.groupBy(*ks).applyInArrow(_apply_fn(key, ks, scd, track, False, schema),
+                                             schema)
+
+
+def apply_changes_to_delta(df, uri, key=None, scd: int = 1, checkpoint=None, trigger=None,
+                           storage_options=None):
+    """Apply the DataFrame's events to the Delta table at `uri` through
+    cdcfast.delta.apply_changes (one MERGE on the driver, the high-water mark in its commit).
+
+    A batch DataFrame: the events after the table's mark are folded on the executors
+    (net_changes; SCD type 2 needs every event, which are collected as they are), the net
+    events collected and applied; returns what cdcfast.delta.apply_changes returns (its
+    counts are of the net events). A streaming DataFrame: each micro-batch the same way
+    (foreachBatch), from `checkpoint` (the query's checkpointLocation), started with
+    `trigger` (keywords of DataStreamWriter.trigger, e.g. {"availableNow": True}); returns
+    the StreamingQuery. Exactly once: a micro-batch Spark runs again after a restart holds
+    only events at or below the mark its first run committed, which are skipped."""
+    key = _key_columns(df, key)
+    _check_events_df(df, key)
+    if not df.isStreaming:
+        return _apply_to_delta(df, uri, key, scd, storage_options)
+
+    def batch(micro, batch_id):
+        _apply_to_delta(micro, uri, key, scd, storage_options)
+
+    writer = df.writeStream.foreachBatch(batch)
+    if checkpoint is not None:
+        writer = writer.option("checkpointLocation", os.fspath(checkpoint))
+    if trigger:
+        writer = writer.trigger(**trigger)
+    return writer.start()
+
+
+def _apply_to_delta(df, uri, key, scd, storage_options):
+    import cdcfast.delta as delta
+    mark = delta.position(uri, storage_options=storage_options)
+    if scd == 1:
+        rows = net_changes(df, key, since=mark)
+    else:
+        rows = df.filter(_after_position(mark)) if mark is not None else df
+    return delta.apply_changes(uri, rows.toArrow(), key=key, scd=scd,
+                               storage_options=storage_options)
 
 
 # -- a local session, as the CLI, the demo, the bench and the tests start it ---------------------
