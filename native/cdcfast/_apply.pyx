@@ -814,3 +814,4 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
     stats[4] = truncates
     stats[5] = last_t
     return ver.n if second else 0
+

@@ -931,9 +931,8 @@ def _group_events(t: pa.Table) -> pa.Table:
     if not plain.equals(t.schema):
         t = t.cast(plain)
     order = pc.sort_indices(t.select(["commit_pos", "change_pos", "seq", ORDER]),
-                            sort_keys=[(n, "ascending") for n in
-                                       ("commit_pos", "change_pos", "seq", ORDER)],
-                            null_placement="at_start")
+                            sort_keys=[(n, "ascending", "at_start") for n in
+                                       ("commit_pos", "change_pos", "seq", ORDER)])
     t = t.take(order)
     t = t.append_column(ORIG[0], t.column("change_pos")).append_column(ORIG[1], t.column("seq"))
     t = t.set_column(t.schema.get_field_index("change_pos"), "change_pos",
