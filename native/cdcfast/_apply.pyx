@@ -12,7 +12,7 @@ loop prefetches the state of the event a few steps ahead.
 import numpy as np
 import pyarrow as pa
 
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t, uintptr_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int8_t, int16_t, int32_t, int64_t, uint64_t, uintptr_t
 from libc.string cimport memcmp, memcpy, memset
 
 cdef extern from *:
@@ -175,6 +175,61 @@ def _fixed_width(t) -> int:
     return t.bit_width // 8
 
 
+cdef inline int64_t _int_at(const KeyCol* k0, int64_t i, bint signed) noexcept nogil:
+    """Row i of an integer column as int64 (an unsigned value above 2**63 - 1 wraps)."""
+    cdef int64_t j = k0.offset + i, w = k0.width
+    if w == 8:
+        return (<const int64_t*>k0.data)[j]
+    if w == 4:
+        return (<const int32_t*>k0.data)[j] if signed else (<const uint32_t*>k0.data)[j]
+    if w == 2:
+        return (<const int16_t*>k0.data)[j] if signed else (<const uint16_t*>k0.data)[j]
+    return (<const int8_t*>k0.data)[j] if signed else k0.data[j]
+
+
+cdef int64_t _dense_ids(const KeyCol* k0, bint signed, int64_t n, int32_t[::1] gid) except -2:
+    """Numbers an integer key whose values span a range at most a few times the rows (the
+    common surrogate key) with a plain array over that range — a small table, in cache, no
+    hashing. Returns the number of groups, or -1 (nothing written) when the range is wider
+    or an unsigned 64-bit value is past int64."""
+    cdef int64_t i, lo = 0, hi = 0, v, g, groups = 0
+    cdef bint seen = False, wraps = False
+    with nogil:
+        for i in range(n):
+            if not _valid(k0, i):
+                continue
+            v = _int_at(k0, i, signed)
+            if not signed and k0.width == 8 and v < 0:
+                wraps = True
+                break
+            if not seen:
+                lo = hi = v
+                seen = True
+            elif v < lo:
+                lo = v
+            elif v > hi:
+                hi = v
+    if wraps:
+        return -1
+    if seen and (hi - lo < 0 or hi - lo > 4 * n + (1 << 20)):
+        return -1
+    table = np.full((hi - lo + 1) if seen else 1, -1, np.int32)
+    cdef int32_t[::1] t = table
+    with nogil:
+        for i in range(n):
+            if not _valid(k0, i):
+                gid[i] = -1
+                continue
+            v = _int_at(k0, i, signed) - lo
+            g = t[v]
+            if g < 0:
+                g = groups
+                t[v] = <int32_t>g
+                groups += 1
+            gid[i] = <int32_t>g
+    return groups
+
+
 def group_ids(list arrays):
     """Numbers the rows' keys: per row, the key's group (0, 1, … in order of first
     appearance), -1 where a key column is null; and the number of groups. arrays: the key
@@ -213,6 +268,10 @@ def group_ids(list arrays):
     # most 8 bytes the value itself (read again from the column whenever needed: no copy, and
     # no need to reach the group's first row to compare), else the hash, kept in `hashes`
     cdef bint direct = ncols == 1 and 0 < cols[0].width <= 8
+    if direct and pa.types.is_integer(arrays[0].type) and n:
+        dense = _dense_ids(&cols[0], pa.types.is_signed_integer(arrays[0].type), n, gid)
+        if dense >= 0:
+            return gids, dense
     hashes = np.empty(0 if direct else n, dtype=np.uint64)
     cdef uint64_t[::1] hs = hashes
     cdef uint64_t* h = &hs[0] if not direct and n else NULL
