@@ -443,71 +443,102 @@ cdef inline bint _bit(const uint8_t* p, int64_t j) noexcept nogil:
     return (p[j >> 3] >> (j & 7)) & 1
 
 
-def present_masks(present, list columns, const int64_t[::1] orig=None, int64_t m=-1):
-    """The `present` flags of each event as bits: [m, words] uint64, column c at bit c % 64 of
-    word c // 64. present: the events' `present` struct; columns: per table column, its
-    field index in the struct or -1 (sent by every event); a null struct or a null flag is
-    true. Event k is row orig[k] of the struct (orig None: row k, m events). None when every
-    column is -1."""
-    if orig is not None:
-        m = orig.shape[0]
-    cdef int64_t ncols = len(columns), words = (ncols + 63) // 64
-    cdef int64_t c, k, j, w, r, b, i, nb
-    if all(f < 0 for f in columns):
-        return None
-    out = np.zeros((m, max(words, 1)), np.uint64)
-    cdef uint64_t[:, ::1] pm = out
+cdef struct Flags:
+    Sent* sent             # per column (bits NULL: sent by every event)
+    int64_t ncols, words
+    const uint8_t* pvalid  # the struct's validity (NULL: no nulls); a null struct: all sent
+    int64_t poff
+    const int64_t* orig    # event k is row orig[k] (NULL: row k)
+    bint fast              # rows in order, bitmaps byte-aligned, one word: 8 events at once
+    int64_t block          # the block of 8 events `acc` is of (-1: none yet)
+    uint8_t acc            # per event of the block: it sent every column
+
+
+cdef object _flags_setup(Flags* f, present, list columns, orig):
+    """Fills f to read the flags of `present` (see present_masks); returns what keeps its
+    buffers alive."""
+    cdef int64_t c, ncols = len(columns)
     spec = np.zeros(max(1, ncols) * sizeof(Sent) // 8, np.int64)
-    cdef Sent* sent = <Sent*><uintptr_t>spec.ctypes.data
+    f.sent = <Sent*><uintptr_t>spec.ctypes.data
+    f.ncols, f.words = ncols, (ncols + 63) // 64
     pbufs = present.buffers()
-    cdef const uint8_t* pvalid = <const uint8_t*><uintptr_t>(
+    f.pvalid = <const uint8_t*><uintptr_t>(
         pbufs[0].address if pbufs[0] is not None and present.null_count else 0)
-    cdef int64_t poff = present.offset
-    cdef bint aligned = poff % 8 == 0 or pvalid == NULL
+    f.poff = present.offset
+    aligned = f.poff % 8 == 0 or f.pvalid == NULL
     for c in range(ncols):
         if columns[c] < 0:
             continue
         child = present.field(columns[c])          # sliced to the struct, its own validity
         bufs = child.buffers()
-        sent[c].bits = <const uint8_t*><uintptr_t>bufs[1].address
-        sent[c].boff = child.offset
-        sent[c].valid = <const uint8_t*><uintptr_t>(bufs[0].address if bufs[0] is not None
-                                                    and child.null_count else 0)
-        sent[c].voff = child.offset
+        f.sent[c].bits = <const uint8_t*><uintptr_t>bufs[1].address
+        f.sent[c].boff = child.offset
+        f.sent[c].valid = <const uint8_t*><uintptr_t>(bufs[0].address if bufs[0] is not None
+                                                      and child.null_count else 0)
+        f.sent[c].voff = child.offset
         aligned = aligned and child.offset % 8 == 0
-    cdef uint64_t x, full0 = _full(ncols, 0)
-    cdef uint64_t* q = &pm[0, 0] if m else NULL
-    cdef bint ident = orig is None
-    cdef uint8_t acc, v
+    cdef const int64_t[::1] o
+    f.orig = NULL
+    keep = [spec, present]
+    if orig is not None:
+        o = orig
+        f.orig = &o[0] if o.shape[0] else NULL
+        keep.append(orig)
+    f.fast = orig is None and aligned and f.words == 1
+    f.block = -1
+    return keep
+
+
+cdef inline uint8_t _block_and(const Flags* f, int64_t b) noexcept nogil:
+    """Per event of block b (events 8b…8b+7, rows in order): it sent every column."""
+    cdef uint8_t acc = 0xFF, v
+    cdef int64_t c
+    for c in range(f.ncols):
+        if f.sent[c].bits == NULL:
+            continue
+        v = f.sent[c].bits[(f.sent[c].boff >> 3) + b]
+        if f.sent[c].valid != NULL:
+            v |= ~f.sent[c].valid[(f.sent[c].voff >> 3) + b]
+        acc &= v
+    if f.pvalid != NULL:
+        acc |= ~f.pvalid[(f.poff >> 3) + b]
+    return acc
+
+
+cdef inline uint64_t _flags_of(Flags* f, int64_t k, int64_t w) noexcept nogil:
+    """Word w of event k's mask."""
+    cdef int64_t b
+    if f.fast:
+        b = k >> 3
+        if b != f.block:
+            f.acc = _block_and(f, b)
+            f.block = b
+        if (f.acc >> (k & 7)) & 1:
+            return _full(f.ncols, 0)
+        return _mask(f.sent, f.ncols, 0, k, f.pvalid, f.poff)
+    return _mask(f.sent, f.ncols, w, k if f.orig == NULL else f.orig[k], f.pvalid, f.poff)
+
+
+def present_masks(present, list columns, const int64_t[::1] orig=None, int64_t m=-1):
+    """The `present` flags of each event as bits: [m, words] uint64, column c at bit c % 64 of
+    word c // 64. present: the events' `present` struct; columns: per table column, its
+    field index in the struct or -1 (sent by every event); a null struct or a null flag is
+    true. Event k is row orig[k] of the struct (orig None: row k, m events). None when every
+    column is -1. (The walk reads the same flags itself, as it goes: see walk's sent_from.)"""
+    if orig is not None:
+        m = orig.shape[0]
+    if all(f < 0 for f in columns):
+        return None
+    cdef Flags f
+    keep = _flags_setup(&f, present, columns, None if orig is None else np.asarray(orig))
+    out = np.empty((m, max(f.words, 1)), np.uint64)
+    cdef uint64_t[:, ::1] pm = out
+    cdef int64_t k, w
     with nogil:
-        if ident and aligned and words == 1:
-            # eight events at a time: one AND of the columns' flag bytes tells which of them
-            # sent every column
-            nb = (m + 7) >> 3
-            for b in range(nb):
-                acc = 0xFF
-                for c in range(ncols):
-                    if sent[c].bits == NULL:
-                        continue
-                    v = sent[c].bits[(sent[c].boff >> 3) + b]
-                    if sent[c].valid != NULL:
-                        v |= ~sent[c].valid[(sent[c].voff >> 3) + b]
-                    acc &= v
-                if pvalid != NULL:
-                    acc |= ~pvalid[(poff >> 3) + b]
-                for i in range(8):
-                    k = 8 * b + i
-                    if k >= m:
-                        break
-                    if (acc >> i) & 1:
-                        q[k] = full0
-                    else:
-                        q[k] = _mask(sent, ncols, 0, k, pvalid, poff)
-        else:
-            for k in range(m):
-                r = k if ident else orig[k]
-                for w in range(words):
-                    q[k * words + w] = _mask(sent, ncols, w, r, pvalid, poff)
+        for k in range(m):
+            for w in range(f.words):
+                pm[k, w] = _flags_of(&f, k, w)
+    del keep
     return out
 
 
@@ -708,12 +739,13 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
          const int64_t[::1] track=None, int32_t[:, ::1] prev=None, uint8_t[::1] newrow=None,
          const uint8_t[::1] changed=None, int64_t[::1] ver_group=None,
          int64_t[::1] ver_start=None, int64_t[::1] ver_end=None,
-         int32_t[:, ::1] ver_values=None):
+         int32_t[:, ::1] ver_values=None, tuple sent_from=None):
     """One pass over the m events in log order (see the module docstring and
     cdcfast.apply): gid / ogid the key group of each event and, for an update that moves its
     key, the old key's (-1: none); kind UPSERT, DELETE, TRUNCATE or anything else (ignored);
     newpos 1 where the position differs from the event before; present the events' flags
-    as present_masks gives them (None: all true).
+    as present_masks gives them, or sent_from present_masks's arguments (present, columns,
+    orig) for the walk to read them as it goes (both None: all true).
     target_group: the group of each target row (-1: none), whose state starts as that row.
     Leaves in rec, per group, a Key (HEAD int32s: its last event and flags EXISTS, DELETED —
     both -1 / 0 for a group whose state a later truncate wiped) and its values; and the
@@ -740,6 +772,10 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
     if present is not None and m:
         pm = &present[0, 0]
     cdef int64_t pstride = present.shape[1] if present is not None else 0
+    cdef Flags fl
+    cdef bint reading = sent_from is not None and present is None
+    if reading:
+        keep = _flags_setup(&fl, sent_from[0], sent_from[1], sent_from[2])
     cdef Ver ver_
     cdef Ver* ver = NULL
     if second:
@@ -840,12 +876,12 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
                 elif changed[k]:
                     _close(ver, st.ver, k, row)
                     _open(ver, st, g, k)
-            if pm == NULL:
+            if pm == NULL and not reading:
                 for c in range(ncols):
                     row[c] = <int32_t>k
             else:
                 for w in range(words):
-                    bits = pm[k * pstride + w]
+                    bits = _flags_of(&fl, k, w) if reading else pm[k * pstride + w]
                     full = (~(<uint64_t>0)) if ncols - 64 * w >= 64 else \
                         (((<uint64_t>1) << (ncols - 64 * w)) - 1)
                     if bits == full:

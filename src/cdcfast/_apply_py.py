@@ -82,9 +82,11 @@ def value_rows(rec, groups, orig, target: bool, reset=None):
 
 def walk(gid, ogid, kind, newpos, present, groups, target_group, rec, stats, track=None,
          prev=None, newrow=None, changed=None, ver_group=None, ver_start=None, ver_end=None,
-         ver_values=None):
+         ver_values=None, sent_from=None):
     """See _apply.walk."""
     m, ncols = len(gid), rec.shape[1] - HEAD
+    if present is None and sent_from is not None:
+        present = present_masks(*sent_from, m=m)
     vals = rec[:, HEAD:]
     second = ver_group is not None
     state = [{"lastpos": -1, "last": -1, "epoch": 0, "ver": -1, "flags": 0}

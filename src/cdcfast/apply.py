@@ -313,7 +313,9 @@ class _Fold:
         self.gid = gids[T:T + m]
         self.ogid = np.full(m, -1, np.int32)
         self.ogid[self.moved] = gids[T + m:]
-        self.present = _kernel.present_masks(*self._present_columns())
+        present, columns, orig, m = self._present_columns()
+        self.sent_from = None if all(c < 0 for c in columns) else (present, columns, orig)
+        self.masks = None
 
     def walk(self, target: pa.Table | None = None, **scd2):
         """Runs the walk from the target's rows (see _apply.walk for the SCD2 arguments);
@@ -322,8 +324,8 @@ class _Fold:
             self._groups(target)
         rec = np.empty((self.groups, _kernel.HEAD + len(self.columns)), np.int32)
         counts = np.zeros(len(_kernel.STATS), np.int64)
-        nver = _kernel.walk(self.gid, self.ogid, self.kind, self.newpos, self.present,
-                            self.groups, self.target_group, rec, counts, **scd2)
+        nver = _kernel.walk(self.gid, self.ogid, self.kind, self.newpos, None, self.groups,
+                            self.target_group, rec, counts, sent_from=self.sent_from, **scd2)
         self.rec = rec
         self.vals, self.last, self.flags = rec[:, _kernel.HEAD:], rec[:, 1], rec[:, 4]
         got = dict(zip(_kernel.STATS, counts.tolist()))
@@ -416,9 +418,11 @@ class _Fold:
 
     def _sent(self, c: int) -> np.ndarray:
         """Per event: it sent column c."""
-        if self.present is None:
+        if self.sent_from is None:
             return np.ones(self.m, bool)
-        return ((self.present[:, c // 64] >> np.uint64(c % 64)) & np.uint64(1)).astype(bool)
+        if self.masks is None:
+            self.masks = _kernel.present_masks(*self._present_columns())
+        return ((self.masks[:, c // 64] >> np.uint64(c % 64)) & np.uint64(1)).astype(bool)
 
     def _at(self, name: str, idx: np.ndarray, target, target_name: str, typ) -> pa.Array:
         """The envelope column `name` at events idx (k >= 0), the target's `target_name` at
