@@ -1,20 +1,23 @@
 """Change events applied to the tables they describe (SPEC §9): `net_changes` and
-`apply_changes` (SCD type 1) over one table's envelope, as `decode` returns it.
+`apply_changes` (SCD type 1 and 2) over one table's envelope, as `decode` returns it.
 
-The fold runs over whole Arrow columns, with numpy for the per-key bookkeeping; no Python
-object is made per event:
+The fold is the kernel native/cdcfast/_apply.pyx (its plain-Python twin, _apply_py, when the
+extension is missing); no Python object is made per event:
 
-1. rows with `_error`, rows at or below `since` (replays of an earlier call) and rows whose
-   key cannot be read are set aside (counted);
-2. everything before the last truncate is gone (and so is the target);
-3. an update whose before-image key differs from its after-image key becomes a delete of the
-   old key and an upsert of the new one;
-4. the events are sorted by key, then log order (`commit_pos`, `change_pos`, `seq`, bytewise,
-   nulls first, ties in input order); an event equal to the one before it in key and position
-   is a replay;
-5. per key: the last delete, and per column the last upsert after it whose `present` is true
-   — that column's value; a column no such upsert sent keeps the target's value when the key
-   was not deleted in the batch, else is null.
+1. rows with `_error` and rows at or below `since` (replays of an earlier call) are set
+   aside (counted);
+2. the rest are taken in log order (`commit_pos`, `change_pos`, `seq`, bytewise, nulls first,
+   ties in input order) — sorted only when they are not in it already;
+3. their keys (after's, before's for a delete, and the old key of an update that moves it)
+   and the target's are numbered (`group_ids`);
+4. one walk in log order keeps, per key, whether a row exists and per column which value it
+   holds: an event skips as a replay when its key's last applied event is at its position; a
+   delete empties the key; an upsert writes the columns `present` says it sent; a moved key
+   is deleted first; a truncate empties every key (a new epoch);
+5. the values are read at the end, one Arrow take per column (`row_values`).
+
+SCD type 2 walks twice: the first walk records what each update's tracked columns held, Arrow
+compares that with what it sends, the second opens a version where one changed.
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ LOG = ("commit_pos", "change_pos", "seq")
 STATS = ("events", "applied", "skipped_errors", "skipped_no_key", "replays", "deletes",
          "truncates")
 SCD2 = ("__start_at", "__end_at", "__start_pos", "__end_pos")
-OPS = ("c", "r", "u", "d", "t")
+OPS = ("c", "r", "u", "d", "t")                     # _apply.op_codes numbers them so
 KINDS = np.array([0, 0, 0, 1, 2, 3], np.uint8)      # UPSERT, DELETE, TRUNCATE, other (_apply)
 EXISTS, DELETED = 1, 2                               # a key's flags after the walk
 
