@@ -160,6 +160,18 @@ def test_apply_changes_to_delta_batch(decoded, tmp_path):
     assert again["version"] is None and DeltaTable(str(tmp_path / "spark")).version() == 1
 
 
+def test_apply_changes_to_delta_scd2(decoded, tmp_path):
+    """SCD type 2 from Spark: the events after the table's mark, collected, are what
+    cdcfast.delta applies from Python; a second run commits nothing."""
+    events, t = decoded
+    got = cs.apply_changes_to_delta(events, tmp_path / "spark", scd=2)
+    cdcfast.delta.apply_changes(str(tmp_path / "python"), t, scd=2)
+    assert delta_rows(tmp_path / "spark") == delta_rows(tmp_path / "python")
+    assert got["version"] == 1 and got["applied"] > 100
+    again = cs.apply_changes_to_delta(events, tmp_path / "spark", scd=2)
+    assert again["version"] is None
+
+
 def _after_or_at(a, b) -> bool:
     key = dict(zip(("commit_pos", "change_pos", "seq"), a)), \
         dict(zip(("commit_pos", "change_pos", "seq"), b))
