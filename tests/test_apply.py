@@ -33,10 +33,9 @@ def pos(r):
                  for x in (v is not None, v if v is not None else 0))
 
 
-def model(events: list, target: dict | None = None, since=None, key="ID", names=NAMES):
-    """(state: key → row, high-water position) after applying `events` one by one (`key`:
-    the one key column)."""
-    state = dict(target or {})
+def in_order(events: list, since, key):
+    """The events the models apply, in log order, with their key (None for a truncate):
+    error rows, rows at or below `since`, rows without a key and replays left out."""
     rows = [r for r in events if r["_error"] is None]
     if since is not None:
         s = pos(dict(zip(("commit_pos", "change_pos", "seq"), since)))
@@ -45,15 +44,25 @@ def model(events: list, target: dict | None = None, since=None, key="ID", names=
     applied = set()
     for r in rows:
         if r["op"] == "t":
-            state.clear()
+            yield r, None
             continue
         img = r["before"] if r["op"] == "d" else r["after"]
         if r["op"] not in ("c", "r", "u", "d") or img is None or img[key] is None:
             continue
         k = img[key]
-        if (k, pos(r)) in applied:
+        if (k, pos(r)) not in applied:
+            applied.add((k, pos(r)))
+            yield r, k
+
+
+def model(events: list, target: dict | None = None, since=None, key="ID", names=NAMES):
+    """(state: key → row, high-water position) after applying `events` one by one (`key`:
+    the one key column)."""
+    state = dict(target or {})
+    for r, k in in_order(events, since, key):
+        if r["op"] == "t":
+            state.clear()
             continue
-        applied.add((k, pos(r)))
         if r["op"] == "d":
             state.pop(k, None)
             continue
@@ -64,6 +73,8 @@ def model(events: list, target: dict | None = None, since=None, key="ID", names=
         sent = r["present"]
         state[k] = {c: r["after"][c] if sent is None or sent[c] is not False
                     else (prev[c] if prev else None) for c in names}
+    rows = [r for r in events if r["_error"] is None and (
+        since is None or pos(r) > pos(dict(zip(("commit_pos", "change_pos", "seq"), since))))]
     last = max(rows, key=pos) if rows else None
     high = (last["commit_pos"], last["change_pos"], last["seq"]) if last else since
     return state, high
@@ -299,11 +310,6 @@ def model_scd2(events: list, target: list | None = None, since=None, track=None,
     track = [c for c in names if c != key] if track is None else track
     history = [dict(r) for r in (target or [])]
     cur = {r[key]: r for r in history if r["__end_at"] is None and r["__end_pos"] is None}
-    rows = [r for r in events if r["_error"] is None]
-    if since is not None:
-        s = pos(dict(zip(("commit_pos", "change_pos", "seq"), since)))
-        rows = [r for r in rows if pos(r) > s]
-    rows.sort(key=pos)
 
     def close(k, r):
         v = cur.pop(k)
@@ -314,19 +320,11 @@ def model_scd2(events: list, target: list | None = None, since=None, track=None,
                       __start_pos=r["commit_pos"], __end_pos=None)
         history.append(cur[k])
 
-    applied = set()
-    for r in rows:
+    for r, k in in_order(events, since, key):
         if r["op"] == "t":
             for k in list(cur):
                 close(k, r)
             continue
-        img = r["before"] if r["op"] == "d" else r["after"]
-        if r["op"] not in ("c", "r", "u", "d") or img is None or img[key] is None:
-            continue
-        k = img[key]
-        if (k, pos(r)) in applied:
-            continue
-        applied.add((k, pos(r)))
         if r["op"] == "d":
             if k in cur:
                 close(k, r)

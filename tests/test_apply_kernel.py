@@ -25,6 +25,7 @@ def groups_of(gid) -> list:
 KEYS = {
     "int64": pa.array([5, 3, 5, None, 3, 7, -1, 5], pa.int64()),     # a dense range: a table
     "int64 wide": pa.array([2**40, -2**40, 2**40, None, 0, 7, -2**40, 2**62]),   # hashed
+    "int64 extremes": pa.array([-2**63, 2**63 - 1, -2**63, None, 0, 2**63 - 1, 0, 1]),
     "uint64 past int64": pa.array([2**64 - 1, 0, 2**64 - 1, 5, None, 5, 2**63, 0], pa.uint64()),
     "int8": pa.array([1, 2, 1, 2, None, 3, 3, 1], pa.int8()),
     "uint16": pa.array([65535, 0, 65535, 1, 0, 1, None, 2], pa.uint16()),

@@ -2,7 +2,6 @@
 deletes, log order), and its DuckDB contender computes the same table as apply_changes."""
 from __future__ import annotations
 
-import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
@@ -42,7 +41,6 @@ def test_the_report_says_events_per_second_and_the_ratio():
     text = B.report(res)
     assert "apply_changes(scd=1)        0.50 s    0.00 M events/s   2.00× DuckDB" in text
     assert "DuckDB's rows equal ours: True" in text and "(1.50× the events)" in text
-    assert pa is not None
 
 
 def test_the_delta_part_applies_what_apply_changes_does_and_the_plain_merge_fails():

@@ -211,7 +211,8 @@ cdef int64_t _dense_ids(const KeyCol* k0, bint signed, int64_t n, int32_t[::1] g
                 hi = v
     if wraps:
         return -1
-    if seen and (hi - lo < 0 or hi - lo > 4 * n + (1 << 20)):
+    # the span in unsigned arithmetic: hi - lo may not fit an int64 (-2**63 … 2**63 - 1)
+    if seen and (<uint64_t>hi - <uint64_t>lo) > <uint64_t>(4 * n + (1 << 20)):
         return -1
     table = np.full((hi - lo + 1) if seen else 1, -1, np.int32)
     cdef int32_t[::1] t = table

@@ -279,6 +279,12 @@ class _Tally:
 
 
 # -- decode --------------------------------------------------------------------------------------
+def _read_failure(path, e: ValueError) -> Failure:
+    """What reading an input that failed says: a FAILFAST DecodeError, or a bad request."""
+    from .errors import DecodeError
+    return Failure(FAILED_RECORD if isinstance(e, DecodeError) else USAGE, f"{path}: {e}")
+
+
 def _decode(args) -> int:
     """Decode files into Parquet: one file for one table, else a folder of one per table."""
     total = _check_inputs(args.inputs)
@@ -321,11 +327,9 @@ def _decode(args) -> int:
                     if bar is not None:
                         bar.update(batch.num_rows)
             except ValueError as e:       # DecodeError (FAILFAST) and bad requests alike
-                from .errors import DecodeError
                 if args.debug:
                     raise
-                code = FAILED_RECORD if isinstance(e, DecodeError) else USAGE
-                raise Failure(code, f"{path}: {e}") from None
+                raise _read_failure(path, e) from None
             tally.add_stats(dec.last_stats)
         # every table asked for has its file, with the full schema, events or not
         wanted = [args.table] if args.table else \
@@ -388,11 +392,9 @@ def _apply(args) -> int:
                     if bar is not None:
                         bar.update(batch.num_rows)
             except ValueError as e:       # DecodeError (FAILFAST) and bad requests alike
-                from .errors import DecodeError
                 if args.debug:
                     raise
-                code = FAILED_RECORD if isinstance(e, DecodeError) else USAGE
-                raise Failure(code, f"{path}: {e}") from None
+                raise _read_failure(path, e) from None
             tally.add_stats(dec.last_stats)
     finally:
         if bar is not None:

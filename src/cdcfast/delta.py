@@ -37,8 +37,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .apply import (KEY, POSITION, SCD2, Applier, _chunk, _group_ids, _later, parse_position,
-                    position_text)
+from .apply import (KEY, POSITION, SCD2, Applier, _chunk, _group_ids, _later, _table,
+                    parse_position, position_text)
 
 MARK = "cdcfast.position"               # the commit metadata key of the high-water mark
 LOG = ("commit_pos", "change_pos", "seq")
@@ -110,17 +110,6 @@ def _last_position(t: pa.Table):
 
 
 # -- the table ---------------------------------------------------------------------------------
-def _table(events) -> pa.Table:
-    if isinstance(events, pa.Table):
-        return events
-    if isinstance(events, pa.RecordBatch):
-        return pa.Table.from_batches([events])
-    batches = list(events)
-    if not batches:
-        raise ValueError("no events: an empty iterable of batches has no schema")
-    return pa.Table.from_batches(batches)
-
-
 def _key_of(key, t: pa.Table):
     """The key columns: `key=`, else the events' `cdcfast.key` (None: neither)."""
     if key:
