@@ -358,16 +358,19 @@ def group_ids(list arrays):
 cdef enum:
     EXISTS = 1
     DELETED = 2            # deleted in this batch (after its last truncate)
+    PART = 4               # the values differ by column: they are the key's row of `vals`
 
-cdef struct Key:          # the head of a key's record; its values follow (HEAD int32s in)
+cdef struct Key:          # a key's state: HEAD int32s, 32 bytes (two to a cache line)
     int32_t lastpos        # position id of the last event applied to the key (-1: none)
     int32_t last           # that event (-1: none in the current epoch)
     int32_t ver            # SCD2: the current version (-1: none)
     int32_t epoch          # the truncate epoch the state belongs to
     int32_t flags
+    int32_t base           # without PART: every column's value
+    int32_t pad0, pad1
 
-HEAD = 5                   # int32s of a record before its values
-cdef int64_t _HEAD = 5
+HEAD = 8                   # int32s of a Key
+cdef int64_t _HEAD = 8
 
 
 # what a walk counts, in this order in its `stats`
@@ -389,23 +392,35 @@ cdef struct Ver:
     int64_t ncols
 
 
-cdef inline void _wipe(Key* st, int32_t* vals, int64_t ncols, int64_t epoch) noexcept nogil:
-    cdef int64_t c
+cdef inline void _set_all(Key* st, int32_t v) noexcept nogil:
+    """Every column's value is v (an event, a target row or null): the key's row of vals
+    is left as it is, unread until a partial image sets PART again."""
+    st.base = v
+    st.flags &= ~PART
+
+
+cdef inline int32_t _value(const Key* st, const int32_t* row, int64_t c) noexcept nogil:
+    return row[c] if st.flags & PART else st.base
+
+
+cdef inline void _wipe(Key* st, int64_t epoch) noexcept nogil:
     st.flags = 0
     st.last = -1
     st.ver = -1
     st.epoch = epoch
-    for c in range(ncols):
-        vals[c] = -1
+    st.base = -1
 
 
-cdef inline int32_t* _row(Key* st) noexcept nogil:
-    return (<int32_t*>st) + _HEAD
-
-
-cdef inline void _close(Ver* ver, int64_t v, int64_t k, const int32_t* vals) noexcept nogil:
+cdef inline void _close(Ver* ver, int64_t v, int64_t k, const Key* st,
+                        const int32_t* row) noexcept nogil:
+    cdef int64_t c
+    cdef int32_t* out = ver.v + v * ver.ncols
     ver.e[v] = k
-    memcpy(ver.v + v * ver.ncols, vals, ver.ncols * sizeof(int32_t))
+    if st.flags & PART:
+        memcpy(out, row, ver.ncols * sizeof(int32_t))
+    else:
+        for c in range(ver.ncols):
+            out[c] = st.base
 
 
 cdef inline void _open(Ver* ver, Key* st, int64_t g, int64_t k) noexcept nogil:
@@ -417,15 +432,12 @@ cdef inline void _open(Ver* ver, Key* st, int64_t g, int64_t k) noexcept nogil:
     ver.n = v + 1
 
 
-cdef inline void _delete(Key* st, int32_t* vals, int64_t ncols, int64_t k,
-                         Ver* ver) noexcept nogil:
-    cdef int64_t c
+cdef inline void _delete(Key* st, const int32_t* row, int64_t k, Ver* ver) noexcept nogil:
     if ver != NULL and st.ver >= 0:
-        _close(ver, st.ver, k, vals)
+        _close(ver, st.ver, k, st, row)
     st.ver = -1
     st.flags = DELETED
-    for c in range(ncols):
-        vals[c] = -1
+    st.base = -1
 
 
 cdef struct Flag:
@@ -449,13 +461,10 @@ cdef struct Flags:
     int64_t ncols, words
     const uint8_t* pvalid  # the struct's validity (NULL: no nulls); a null struct: all sent
     int64_t poff
-    const int64_t* orig    # event k is row orig[k] (NULL: row k)
-    bint fast              # rows in order, bitmaps byte-aligned, one word: 8 events at once
-    int64_t block          # the block of 8 events `acc` is of (-1: none yet)
-    uint8_t acc            # per event of the block: it sent every column
+    bint aligned           # every bitmap starts on a byte: 8 events' flags are one byte
 
 
-cdef object _flags_setup(Flags* f, present, list columns, orig):
+cdef object _flags_setup(Flags* f, present, list columns):
     """Fills f to read the flags of `present` (see present_masks); returns what keeps its
     buffers alive."""
     cdef int64_t c, ncols = len(columns)
@@ -478,46 +487,49 @@ cdef object _flags_setup(Flags* f, present, list columns, orig):
                                                       and child.null_count else 0)
         f.sent[c].voff = child.offset
         aligned = aligned and child.offset % 8 == 0
-    cdef const int64_t[::1] o
-    f.orig = NULL
-    keep = [spec, present]
-    if orig is not None:
-        o = orig
-        f.orig = &o[0] if o.shape[0] else NULL
-        keep.append(orig)
-    f.fast = orig is None and aligned and f.words == 1
-    f.block = -1
-    return keep
+    f.aligned = aligned
+    return [spec, present]
 
 
-cdef inline uint8_t _block_and(const Flags* f, int64_t b) noexcept nogil:
-    """Per event of block b (events 8b…8b+7, rows in order): it sent every column."""
-    cdef uint8_t acc = 0xFF, v
-    cdef int64_t c
-    for c in range(f.ncols):
-        if f.sent[c].bits == NULL:
-            continue
-        v = f.sent[c].bits[(f.sent[c].boff >> 3) + b]
-        if f.sent[c].valid != NULL:
-            v |= ~f.sent[c].valid[(f.sent[c].voff >> 3) + b]
-        acc &= v
+cdef inline uint64_t _transpose8(uint64_t x) noexcept nogil:
+    """The 8x8 bit matrix x (byte i, bit j) transposed (byte j, bit i)."""
+    cdef uint64_t t
+    t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAULL
+    x = x ^ t ^ (t << 7)
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCULL
+    x = x ^ t ^ (t << 14)
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ULL
+    return x ^ t ^ (t << 28)
+
+
+cdef void _block_masks(const Flags* f, int64_t b, uint64_t* out) noexcept nogil:
+    """The masks of events 8b…8b+7 (rows in order, aligned bitmaps) into out [8, words],
+    zeroed: per 8 columns, their 8 flag bytes transposed into the events' 8 bytes."""
+    cdef int64_t q, i, j, c, words = f.words
+    cdef uint64_t x, full
+    cdef uint8_t v, pv
+    for q in range((f.ncols + 7) // 8):
+        x = 0
+        for i in range(8):
+            c = 8 * q + i
+            if c >= f.ncols:
+                break
+            if f.sent[c].bits == NULL:
+                v = 0xFF
+            else:
+                v = f.sent[c].bits[(f.sent[c].boff >> 3) + b]
+                if f.sent[c].valid != NULL:
+                    v |= ~f.sent[c].valid[(f.sent[c].voff >> 3) + b]
+            x |= (<uint64_t>v) << (8 * i)
+        x = _transpose8(x)
+        for j in range(8):
+            out[j * words + q // 8] |= ((x >> (8 * j)) & 0xFF) << (8 * (q % 8))
     if f.pvalid != NULL:
-        acc |= ~f.pvalid[(f.poff >> 3) + b]
-    return acc
-
-
-cdef inline uint64_t _flags_of(Flags* f, int64_t k, int64_t w) noexcept nogil:
-    """Word w of event k's mask."""
-    cdef int64_t b
-    if f.fast:
-        b = k >> 3
-        if b != f.block:
-            f.acc = _block_and(f, b)
-            f.block = b
-        if (f.acc >> (k & 7)) & 1:
-            return _full(f.ncols, 0)
-        return _mask(f.sent, f.ncols, 0, k, f.pvalid, f.poff)
-    return _mask(f.sent, f.ncols, w, k if f.orig == NULL else f.orig[k], f.pvalid, f.poff)
+        pv = f.pvalid[(f.poff >> 3) + b]
+        for j in range(8):
+            if not (pv >> j) & 1:
+                for q in range(words):
+                    out[j * words + q] = _full(f.ncols, q)
 
 
 def present_masks(present, list columns, const int64_t[::1] orig=None, int64_t m=-1):
@@ -525,20 +537,28 @@ def present_masks(present, list columns, const int64_t[::1] orig=None, int64_t m
     word c // 64. present: the events' `present` struct; columns: per table column, its
     field index in the struct or -1 (sent by every event); a null struct or a null flag is
     true. Event k is row orig[k] of the struct (orig None: row k, m events). None when every
-    column is -1. (The walk reads the same flags itself, as it goes: see walk's sent_from.)"""
+    column is -1. Rows in order with byte-aligned bitmaps go 8 events at a time (a bit
+    transpose per 8 columns)."""
     if orig is not None:
         m = orig.shape[0]
     if all(f < 0 for f in columns):
         return None
     cdef Flags f
-    keep = _flags_setup(&f, present, columns, None if orig is None else np.asarray(orig))
-    out = np.empty((m, max(f.words, 1)), np.uint64)
+    keep = _flags_setup(&f, present, columns)
+    cdef int64_t words = max(f.words, 1)
+    out = np.zeros((m, words), np.uint64)
     cdef uint64_t[:, ::1] pm = out
-    cdef int64_t k, w
+    cdef int64_t k = 0, w, b
+    cdef bint blocks = orig is None and f.aligned and f.words >= 1
     with nogil:
-        for k in range(m):
+        if blocks:
+            for b in range(m // 8):
+                _block_masks(&f, b, &pm[8 * b, 0])
+            k = (m // 8) * 8
+        for k in range(k, m):
             for w in range(f.words):
-                pm[k, w] = _flags_of(&f, k, w)
+                pm[k, w] = _mask(f.sent, f.ncols, w, k if orig is None else orig[k],
+                                 f.pvalid, f.poff)
     del keep
     return out
 
@@ -676,16 +696,23 @@ def op_codes(op):
     return out
 
 
-def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64_t[::1] orig,
-               bint target, const uint8_t[::1] reset=None):
+def value_rows(const int32_t[:, ::1] head, const int32_t[:, ::1] vals, const int64_t[::1] groups,
+               const int64_t[::1] orig, bint target, const uint8_t[::1] reset=None):
     # orig None: event k is row k
-    """The rows the values of `groups` come from, per column, as Arrow take indices: into
-    the events' table (orig[k] for a value of event k) and, with target, into the target
-    (i for -2 - i); null where the value comes from the other one, or is null. int32: rows
-    of one call stay below 2**31. With reset (per group: 1 if its row started from nulls in
-    the batch) also, per column, a BooleanArray: an event sent the value, or reset."""
-    cdef int64_t n = groups.shape[0], ncols = rec.shape[1] - _HEAD, nb = (n + 7) // 8
-    cdef int64_t i, c, g, v
+    """The rows the values of `groups` come from (the walk's head and vals), per column, as
+    Arrow take indices: into the events' table (orig[k] for a value of event k) and, with
+    target, into the target (i for -2 - i); null where the value comes from the other one,
+    or is null. int32: rows of one call stay below 2**31. With reset (per group: 1 if its
+    row started from nulls in the batch) also, per column, a BooleanArray: an event sent the
+    value, or reset."""
+    cdef int64_t n = groups.shape[0], ncols = vals.shape[1], nb = (n + 7) // 8
+    if head.shape[1] != _HEAD or head.shape[0] != vals.shape[0] \
+            or (reset is not None and reset.shape[0] != n):
+        raise ValueError("value_rows: arrays of mismatched shapes")
+    cdef int64_t i, c, g, v, G = head.shape[0]
+    for i in range(n):
+        if not 0 <= groups[i] < G:
+            raise ValueError("value_rows: a group out of range")
     ev = np.empty((max(ncols, 1), n), np.int32)
     evv = np.zeros((max(ncols, 1), nb), np.uint8)
     tg = np.empty((max(ncols, 1), n if target else 0), np.int32)
@@ -696,35 +723,44 @@ def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64
     tnull = np.zeros(max(ncols, 1), np.int64)
     cdef int64_t[::1] en = enull, tn = tnull
     cdef const int32_t* row
-    cdef bint ident = orig is None, flags = reset is not None
+    cdef const Key* st
+    cdef const Key* keys = <const Key*>&head[0, 0] if G else NULL
+    cdef bint ident = orig is None, flags = reset is not None, part
+    cdef uint8_t bit
     sv = np.zeros((max(ncols, 1), nb if flags else 0), np.uint8)
     cdef uint8_t[:, ::1] sent = sv
     with nogil:
         for i in range(n):
             if i + AHEAD < n:
-                prefetch(&rec[groups[i + AHEAD], 0])
+                prefetch(&keys[groups[i + AHEAD]])
             g = groups[i]
-            row = &rec[g, _HEAD]
+            st = &keys[g]
+            part = st.flags & PART
+            row = &vals[g, 0] if part and ncols else NULL
+            v = st.base
+            bit = <uint8_t>(1 << (i & 7))
             for c in range(ncols):
-                v = row[c]
+                if part:
+                    v = row[c]
                 if flags and (v >= 0 or reset[i]):
-                    sent[c, i >> 3] |= <uint8_t>(1 << (i & 7))
+                    sent[c, i >> 3] |= bit
                 if v >= 0:
                     e[c, i] = <int32_t>(v if ident else orig[v])
-                    ev_ok[c, i >> 3] |= <uint8_t>(1 << (i & 7))
+                    ev_ok[c, i >> 3] |= bit
                 else:
                     e[c, i] = 0
                     en[c] += 1
                 if target:
                     if v <= -2:
                         t[c, i] = <int32_t>(-2 - v)
-                        tg_ok[c, i >> 3] |= <uint8_t>(1 << (i & 7))
+                        tg_ok[c, i >> 3] |= bit
                     else:
                         t[c, i] = 0
                         tn[c] += 1
     out = []
     for c in range(ncols):
-        a = pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(evv[c]), pa.py_buffer(ev[c])],
+        a = pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(evv[c]) if enull[c] else None,
+                                                  pa.py_buffer(ev[c])],
                                   null_count=int(enull[c]))
         b = pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(tgv[c]), pa.py_buffer(tg[c])],
                                   null_count=int(tnull[c])) if target else None
@@ -736,31 +772,33 @@ def value_rows(const int32_t[:, ::1] rec, const int64_t[::1] groups, const int64
 
 def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kind,
          const uint8_t[::1] newpos, const uint64_t[:, ::1] present, int64_t groups,
-         const int32_t[::1] target_group, int32_t[:, ::1] rec, int64_t[::1] stats,
-         const int64_t[::1] track=None, int32_t[:, ::1] prev=None, uint8_t[::1] newrow=None,
-         const uint8_t[::1] changed=None, int64_t[::1] ver_group=None,
-         int64_t[::1] ver_start=None, int64_t[::1] ver_end=None,
-         int32_t[:, ::1] ver_values=None, tuple sent_from=None):
+         const int32_t[::1] target_group, int32_t[:, ::1] head, int32_t[:, ::1] vals,
+         int64_t[::1] stats, const int64_t[::1] track=None, int32_t[:, ::1] prev=None,
+         uint8_t[::1] newrow=None, const uint8_t[::1] changed=None,
+         int64_t[::1] ver_group=None, int64_t[::1] ver_start=None, int64_t[::1] ver_end=None,
+         int32_t[:, ::1] ver_values=None):
     """One pass over the m events in log order (see the module docstring and
     cdcfast.apply): gid / ogid the key group of each event and, for an update that moves its
     key, the old key's (-1: none); kind UPSERT, DELETE, TRUNCATE or anything else (ignored);
     newpos 1 where the position differs from the event before; present the events' flags
-    as present_masks gives them, or sent_from present_masks's arguments (present, columns,
-    orig) for the walk to read them as it goes (both None: all true).
+    as present_masks gives them (None: every event sent every column).
     target_group: the group of each target row (-1: none), whose state starts as that row.
-    Leaves in rec, per group, a Key (HEAD int32s: its last event and flags EXISTS, DELETED —
-    both -1 / 0 for a group whose state a later truncate wiped) and its values; and the
-    counts of STATS.
+    Leaves in head, per group, a Key (HEAD int32s: its last event and flags EXISTS, DELETED —
+    both -1 / 0 for a group whose state a later truncate wiped — and where its values are:
+    all `base`, or with PART its row of vals, [groups, columns]); and the counts of STATS.
+    An event that sends every column writes only its key's head (32 bytes, two keys to a
+    cache line): the walk's state stays small enough for the cache.
     First SCD2 walk: track (column indexes), prev [len(track), m] (each upsert's values of
     those columns before it) and newrow (1: the upsert found no row). Second: changed (1: a
     tracked column changed) and the versions' arrays (Ver), which must hold every version it
     opens: the target's rows first, one each, then at most one per event. Returns the
     number of versions (0 without them)."""
-    cdef int64_t m = gid.shape[0], ncols = rec.shape[1] - _HEAD, T = target_group.shape[0]
-    cdef int64_t words = (ncols + 63) // 64, stride = rec.shape[1]
-    if ogid.shape[0] != m or kind.shape[0] != m or newpos.shape[0] != m or ncols < 0 \
+    cdef int64_t m = gid.shape[0], ncols = vals.shape[1], T = target_group.shape[0]
+    cdef int64_t words = (ncols + 63) // 64
+    if ogid.shape[0] != m or kind.shape[0] != m or newpos.shape[0] != m \
             or (present is not None and (present.shape[0] != m or present.shape[1] < words)) \
-            or rec.shape[0] != groups or stats.shape[0] != len(STATS):
+            or head.shape[0] != groups or head.shape[1] != _HEAD or vals.shape[0] != groups \
+            or stats.shape[0] != len(STATS):
         raise ValueError("walk: arrays of mismatched lengths")
     cdef bint first = track is not None, second = ver_group is not None
     cdef int64_t ntrack = track.shape[0] if first else 0
@@ -768,15 +806,13 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
                   or prev.shape[1] != m or newrow.shape[0] != m):
         raise ValueError("walk: track needs prev and newrow of the events' length")
     cdef int64_t i, k, g, og, c, j, v, w, epoch = 0, posid = -1, since_t = 0
-    cdef uint64_t bits, full
+    cdef uint64_t bits
+    cdef bint whole
     cdef const uint64_t* pm = NULL
     if present is not None and m:
         pm = &present[0, 0]
     cdef int64_t pstride = present.shape[1] if present is not None else 0
-    cdef Flags fl
-    cdef bint reading = sent_from is not None and present is None
-    if reading:
-        keep = _flags_setup(&fl, sent_from[0], sent_from[1], sent_from[2])
+    cdef uint64_t full0 = _full(ncols, 0) if ncols else 0
     cdef Ver ver_
     cdef Ver* ver = NULL
     if second:
@@ -798,25 +834,22 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
     cdef Key* st
     cdef Key* ost
     cdef int32_t* row
-    cdef char* base = <char*>&rec[0, 0] if groups else NULL
-    cdef int64_t size = stride * sizeof(int32_t)
+    cdef Key* keys = <Key*>&head[0, 0] if groups else NULL
+    cdef int32_t* rows = &vals[0, 0] if groups and ncols else NULL
     for g in range(groups):
-        st = <Key*>(base + g * size)
-        _wipe(st, _row(st), ncols, 0)
-        st.lastpos = -1
+        _wipe(&keys[g], 0)
+        keys[g].lastpos = -1
     for i in range(T):
         g = target_group[i]
         if g < 0:
             continue
         if g >= groups:
             raise ValueError("walk: a target group out of range")
-        st = <Key*>(base + g * size)
+        st = &keys[g]
         if st.flags & EXISTS:
             raise ValueError("the target holds a key twice")
         st.flags = EXISTS
-        row = _row(st)
-        for c in range(ncols):
-            row[c] = -2 - i
+        _set_all(st, <int32_t>(-2 - i))
         if second:
             _open(ver, st, g, -2 - i)
     with nogil:
@@ -824,8 +857,11 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
             if k + AHEAD < m:
                 g = gid[k + AHEAD]
                 if g >= 0:
-                    prefetch(base + g * size)
-                    prefetch(base + g * size + 64)
+                    prefetch(&keys[g])
+                    # a partial image writes the key's row
+                    if pm != NULL and pm[(k + AHEAD) * pstride] != full0:
+                        prefetch(rows + g * ncols)
+                        prefetch(rows + g * ncols + ncols - 1)
             if newpos[k]:
                 posid += 1
             kd = kind[k]
@@ -837,7 +873,8 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
                 if second:
                     for v in range(since_t, ver.n):
                         if ver.e[v] == -1:
-                            _close(ver, v, k, _row(<Key*>(base + ver.g[v] * size)))
+                            g = ver.g[v]
+                            _close(ver, v, k, &keys[g], rows + g * ncols)
                     since_t = ver.n
                 continue
             if kd != UPSERT and kd != DELETE:
@@ -846,63 +883,71 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
             if g < 0:
                 nokey += 1
                 continue
-            st = <Key*>(base + g * size)
+            st = &keys[g]
             if st.lastpos == posid:
                 replays += 1
                 continue
             st.lastpos = <int32_t>posid
             applied += 1
-            row = _row(st)
+            row = rows + g * ncols
             if st.epoch != epoch:
-                _wipe(st, row, ncols, epoch)
+                _wipe(st, epoch)
             if kd == DELETE:
                 deletes += 1
-                _delete(st, row, ncols, k, ver)
+                _delete(st, row, k, ver)
                 st.last = <int32_t>k
                 continue
             og = ogid[k]
             if og >= 0:
-                ost = <Key*>(base + og * size)
+                ost = &keys[og]
                 if ost.epoch != epoch:
-                    _wipe(ost, _row(ost), ncols, epoch)
-                _delete(ost, _row(ost), ncols, k, ver)
+                    _wipe(ost, epoch)
+                _delete(ost, rows + og * ncols, k, ver)
                 ost.last = <int32_t>k
             if first:
                 newrow[k] = 0 if st.flags & EXISTS else 1
                 for j in range(ntrack):
-                    prev[j, k] = row[track[j]]
+                    prev[j, k] = _value(st, row, track[j])
             if second:
                 if not (st.flags & EXISTS):
                     _open(ver, st, g, k)
                 elif changed[k]:
-                    _close(ver, st.ver, k, row)
+                    _close(ver, st.ver, k, st, row)
                     _open(ver, st, g, k)
-            if pm == NULL and not reading:
-                for c in range(ncols):
-                    row[c] = <int32_t>k
+            # the columns it sent: all (only the head changes), or some (the row holds them)
+            bits = 0
+            whole = True
+            if pm != NULL:
+                w = 0
+                while whole and w < words:
+                    bits = pm[k * pstride + w]
+                    whole = bits == _full(ncols, w)
+                    w += 1
+            if whole:
+                _set_all(st, <int32_t>k)
             else:
+                if not (st.flags & PART):
+                    for c in range(ncols):
+                        row[c] = st.base
+                    st.flags |= PART
                 for w in range(words):
-                    bits = _flags_of(&fl, k, w) if reading else pm[k * pstride + w]
-                    full = (~(<uint64_t>0)) if ncols - 64 * w >= 64 else \
-                        (((<uint64_t>1) << (ncols - 64 * w)) - 1)
-                    if bits == full:
-                        for c in range(64 * w, min(ncols, 64 * w + 64)):
-                            row[c] = <int32_t>k
-                    else:
-                        while bits:
-                            row[64 * w + _ctz(bits)] = <int32_t>k
-                            bits &= bits - 1
-            st.flags = (st.flags | EXISTS)
+                    if w or words > 1:
+                        bits = pm[k * pstride + w]
+                    while bits:
+                        row[64 * w + _ctz(bits)] = <int32_t>k
+                        bits &= bits - 1
+            st.flags |= EXISTS
             st.last = <int32_t>k
         for g in range(groups):
-            st = <Key*>(base + g * size)
+            st = &keys[g]
             if st.epoch != epoch:
                 st.flags = 0
                 st.last = -1
         if second:
             for v in range(since_t, ver.n):
                 if ver.e[v] == -1:
-                    _close(ver, v, -1, _row(<Key*>(base + ver.g[v] * size)))
+                    g = ver.g[v]
+                    _close(ver, v, -1, &keys[g], rows + g * ncols)
     stats[0] = applied
     stats[1] = replays
     stats[2] = nokey
@@ -910,4 +955,3 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
     stats[4] = truncates
     stats[5] = last_t
     return ver.n if second else 0
-

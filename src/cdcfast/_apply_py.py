@@ -8,7 +8,8 @@ import numpy as np
 STATS = ("applied", "replays", "skipped_no_key", "deletes", "truncates", "last_truncate")
 UPSERT, DELETE, TRUNCATE = 0, 1, 2
 EXISTS, DELETED = 1, 2
-HEAD = 5                     # a key's record: lastpos, last, ver, epoch, flags, then values
+HEAD = 8                     # a key's head: lastpos, last, ver, epoch, flags, base, 2 unused
+PART = 4                     # flags: the values are the key's row of vals (the twin: always)
 
 
 def group_ids(arrays: list):
@@ -65,13 +66,14 @@ def op_codes(op):
     return np.array([codes.get(v, 5) for v in op.to_pylist()], np.uint8)
 
 
-def value_rows(rec, groups, orig, target: bool, reset=None):
+def value_rows(head, vals, groups, orig, target: bool, reset=None):
     """See _apply.value_rows."""
     import pyarrow as pa
-    orig = np.arange(max(0, int(rec[:, HEAD:].max(initial=-1))) + 1) if orig is None else orig
+    orig = np.arange(max(0, int(vals.max(initial=-1)), int(head[:, 5].max(initial=-1))) + 1) \
+        if orig is None else orig
     out = []
-    for c in range(rec.shape[1] - HEAD):
-        v = [int(rec[g, HEAD + c]) for g in groups]
+    for c in range(vals.shape[1]):
+        v = [int(vals[g, c]) if head[g, 4] & PART else int(head[g, 5]) for g in groups]
         ev = pa.array([int(orig[x]) if x >= 0 else None for x in v], pa.int32())
         tg = pa.array([-2 - x if x <= -2 else None for x in v], pa.int32()) if target else None
         sent = None if reset is None else \
@@ -80,14 +82,11 @@ def value_rows(rec, groups, orig, target: bool, reset=None):
     return out
 
 
-def walk(gid, ogid, kind, newpos, present, groups, target_group, rec, stats, track=None,
+def walk(gid, ogid, kind, newpos, present, groups, target_group, head, vals, stats, track=None,
          prev=None, newrow=None, changed=None, ver_group=None, ver_start=None, ver_end=None,
-         ver_values=None, sent_from=None):
+         ver_values=None):
     """See _apply.walk."""
-    m, ncols = len(gid), rec.shape[1] - HEAD
-    if present is None and sent_from is not None:
-        present = present_masks(*sent_from, m=m)
-    vals = rec[:, HEAD:]
+    m, ncols = len(gid), vals.shape[1]
     second = ver_group is not None
     state = [{"lastpos": -1, "last": -1, "epoch": 0, "ver": -1, "flags": 0}
              for _ in range(groups)]
@@ -185,8 +184,8 @@ def walk(gid, ogid, kind, newpos, present, groups, target_group, rec, stats, tra
         st["last"] = k
     for g, st in enumerate(state):
         current = st["epoch"] == epoch
-        rec[g, :HEAD] = [st["lastpos"], st["last"] if current else -1, st["ver"], st["epoch"],
-                         st["flags"] if current else 0]
+        head[g] = [st["lastpos"], st["last"] if current else -1, st["ver"], st["epoch"],
+                   (st["flags"] if current else 0) | PART, -1, 0, 0]
     if second:
         for v in range(since_t, nver):
             if ver_end[v] == -1:

@@ -140,6 +140,13 @@ def _group_ids(parts: list) -> tuple:
     return _kernel.group_ids(cols)
 
 
+def _aligned(rows: int, width: int) -> np.ndarray:
+    """An int32 array [rows, width] starting on a cache line (a key's head is half of one)."""
+    raw = np.empty(rows * width + 16, np.int32)
+    skip = (-raw.ctypes.data % 64) // 4
+    return raw[skip:skip + rows * width].reshape(rows, width)
+
+
 # -- the fold -------------------------------------------------------------------------------
 class Applier:
     """Applies one table's change events (SPEC §9); `last_stats` after each call."""
@@ -316,21 +323,21 @@ class _Fold:
         self.gid = gids[T:T + m]
         self.ogid = np.full(m, -1, np.int32)
         self.ogid[self.moved] = gids[T + m:]
-        present, columns, orig, m = self._present_columns()
-        self.sent_from = None if all(c < 0 for c in columns) else (present, columns, orig)
-        self.masks = None
+        self.masks = _kernel.present_masks(*self._present_columns())
 
     def walk(self, target: pa.Table | None = None, **scd2):
         """Runs the walk from the target's rows (see _apply.walk for the SCD2 arguments);
         leaves its per-key outcome on self, and returns the number of versions."""
         if not hasattr(self, "gid"):
             self._groups(target)
-        rec = np.empty((self.groups, _kernel.HEAD + len(self.columns)), np.int32)
+        head = _aligned(self.groups, _kernel.HEAD)
+        # only the keys a partial image reaches write their row: the rest stays unmapped
+        vals = np.empty((self.groups, len(self.columns)), np.int32)
         counts = np.zeros(len(_kernel.STATS), np.int64)
-        nver = _kernel.walk(self.gid, self.ogid, self.kind, self.newpos, None, self.groups,
-                            self.target_group, rec, counts, sent_from=self.sent_from, **scd2)
-        self.rec = rec
-        self.vals, self.last, self.flags = rec[:, _kernel.HEAD:], rec[:, 1], rec[:, 4]
+        nver = _kernel.walk(self.gid, self.ogid, self.kind, self.newpos, self.masks,
+                            self.groups, self.target_group, head, vals, counts, **scd2)
+        self.head, self.vals = head, vals
+        self.last, self.flags = head[:, 1], head[:, 4]
         got = dict(zip(_kernel.STATS, counts.tolist()))
         self.last_truncate = got.pop("last_truncate")
         self.counts = got
@@ -378,7 +385,7 @@ class _Fold:
         """Every column's values of the keys `groups` after the walk (as `values`, read
         from the keys' records at once); with `reset` (per group, its row started from
         nulls), `sent` gets per column the net event's `present` flags."""
-        rows = _kernel.value_rows(self.rec, groups.astype(np.int64), self.orig,
+        rows = _kernel.value_rows(self.head, self.vals, groups.astype(np.int64), self.orig,
                                   target is not None,
                                   None if reset is None else reset.astype(np.uint8))
         if sent is not None:
@@ -421,10 +428,8 @@ class _Fold:
 
     def _sent(self, c: int) -> np.ndarray:
         """Per event: it sent column c."""
-        if self.sent_from is None:
-            return np.ones(self.m, bool)
         if self.masks is None:
-            self.masks = _kernel.present_masks(*self._present_columns())
+            return np.ones(self.m, bool)
         return ((self.masks[:, c // 64] >> np.uint64(c % 64)) & np.uint64(1)).astype(bool)
 
     def _at(self, name: str, idx: np.ndarray, target, target_name: str, typ) -> pa.Array:
