@@ -55,6 +55,25 @@ def test_group_ids_number_keys_in_order_of_first_appearance(name):
     assert groups_of(native) == want
 
 
+@pytest.mark.parametrize("name", sorted(KEYS))
+def test_group_ids_read_each_row_from_the_column_chosen(name):
+    """A delete's key is its before image's: group_ids reads row i of alt where use_alt[i]
+    (both read, one chosen without a branch, for the dense integer keys) — the same groups
+    as of the column of chosen values; and moved_keys finds the rows whose two differ."""
+    swapped = KEYS[name].take(pa.array([1, 0, 3, 2, 5, 4, 7, 6]))
+    new, old = A._keyable(KEYS[name]), A._keyable(swapped)
+    use = np.array([0, 1, 1, 0, 0, 1, 0, 1], np.uint8)
+    chosen = A._keyable(pa.array([o if u else a for a, o, u in zip(
+        KEYS[name].to_pylist(), swapped.to_pylist(), use)], KEYS[name].type))
+    native, n1 = _apply.group_ids([new], [old], use)
+    plain, n2 = _apply.group_ids([chosen])
+    twin, n3 = _apply_py.group_ids([new], [old], use)
+    assert groups_of(native) == groups_of(plain) == groups_of(twin) and n1 == n2 == n3
+    code = np.array([2, 2, 0, 2, 2, 3, 2, 2], np.uint8)
+    assert _apply.moved_keys(code, [old], [new]).tolist() == \
+        _apply_py.moved_keys(code, [old], [new]).tolist()
+
+
 def test_group_ids_of_several_columns_slices_and_many_keys():
     rng = np.random.default_rng(3)
     a = pa.array(rng.integers(0, 300, 20000))
@@ -153,3 +172,51 @@ def test_wide_tables_with_partial_images_fold_as_the_twin(width):
         A._kernel = saved
     assert native[0].num_rows > 0
     assert native[0].equals(twin[0]) and native[1].equals(twin[1])
+
+
+TAKEN = {
+    "int64": pa.array([1, None, 3, 4, None, 6, 7, 8, 9, None, 11], pa.int64()),
+    "bool": pa.array([True, None, False, True, False, None, True, True, False, None, True]),
+    "string": pa.array(["a", None, "", "ccc", None, "d", "ee", "f", None, "g", "hh"]),
+    "large_binary": pa.array([b"a", None, b"", b"c", None, b"d", b"e", b"f", None, b"g", b"h"],
+                             pa.large_binary()),
+    "decimal": pa.array([decimal.Decimal("1.5"), None] * 5 + [decimal.Decimal("-2.25")],
+                        pa.decimal128(6, 2)),
+    "timestamp": pa.array([1, 2, None, 4, 5, 6, None, 8, 9, 10, 11], pa.timestamp("us")),
+    "struct": pa.StructArray.from_arrays(
+        [pa.array([1, None, 3, 4, 5, None, 7, 8, 9, 10, 11]),
+         pa.array(["x", "y", None, "z", "w", "v", "u", None, "t", "s", "r"])],
+        names=["a", "b"], mask=pa.array([False, True, False, False, True, False, False,
+                                         False, False, True, False])),
+    "list": pa.array([[1], None, [], [2, 3], [4], None, [5], [6], [], [7], [8]]),
+    "dictionary": pa.array(["p", "q", None, "p", "r", "q", None, "p", "r", "q", "p"]
+                           ).dictionary_encode(),
+}
+
+
+@relaxed
+@given(st.sampled_from(sorted(TAKEN)), st.integers(0, 4), st.lists(st.integers(0, 6)),
+       st.lists(st.booleans(), min_size=8, max_size=8), st.booleans())
+def test_a_take_of_bare_values_and_gathered_validity_is_arrows(name, cut, rows, masked,
+                                                               wide):
+    """_take (values taken without their validity, the validity gathered by the kernel, a
+    struct child by child) equals Arrow's take of the same rows with the masked ones null,
+    for every type, a slice of the column, int32 and int64 rows; take_validity is its
+    twin's."""
+    arr = TAKEN[name].slice(cut)
+    idx = np.array(rows, np.int64 if wide else np.int32)
+    keep = np.array([masked[i % 8] for i in range(len(idx))], bool)
+    mask = np.packbits(keep, bitorder="little")
+    want = arr.take(pa.array(idx, mask=~keep))
+    assert A._take(arr, idx, mask).equals(want)
+    assert A._take(arr, idx).equals(arr.take(pa.array(idx)))
+    native = _apply.take_validity(arr, idx, mask)
+    twin = _apply_py.take_validity(arr, idx, mask)
+    assert native[0].tolist() == twin[0].tolist() and native[1] == twin[1]
+
+
+def test_take_validity_refuses_a_row_out_of_range():
+    with pytest.raises(IndexError, match="out of range"):
+        _apply.take_validity(pa.array([1, 2]), np.array([0, 2], np.int64))
+    with pytest.raises(IndexError, match="out of range"):
+        _apply.take_validity(pa.array([1, 2]), np.array([-1], np.int32))

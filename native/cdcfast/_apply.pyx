@@ -22,8 +22,24 @@ cdef extern from *:
     void prefetch "CDC_PREFETCH"(const void* p) noexcept nogil
     int _clz "__builtin_clzll"(uint64_t x) noexcept nogil
     int _ctz "__builtin_ctzll"(uint64_t x) noexcept nogil
+    int _popcount "__builtin_popcount"(unsigned int x) noexcept nogil
+    uint64_t _bswap64 "__builtin_bswap64"(uint64_t x) noexcept nogil
 
 DEF AHEAD = 16
+
+
+def empty(shape, dtype, fill=None):
+    """A numpy array in memory from Arrow's pool (filled with `fill` when given). The fold
+    makes several arrays of the events' length per call; numpy's come from fresh pages
+    every time (the first write into fresh memory costs ~2 ms per MB here), Arrow's pool
+    (mimalloc, jemalloc) hands the same pages back to the next call."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape))
+    out = np.frombuffer(pa.allocate_buffer(max(count, 1) * dtype.itemsize), dtype)[:count]
+    out = out.reshape(shape)
+    if fill is not None:
+        out.fill(fill)
+    return out
 
 # -- group ids ------------------------------------------------------------------------------
 cdef struct KeyCol:
@@ -33,6 +49,8 @@ cdef struct KeyCol:
     const uint8_t* data
     const int32_t* off32
     const int64_t* off64
+    const uint8_t* sel     # not NULL: row i is the alt column's where sel[i] (a delete's
+    KeyCol* alt            # key is its before image's: no column of chosen keys is made)
 
 cdef struct Slot:
     uint64_t tag           # the key itself (one fixed-width column of <= 8 bytes) or its hash
@@ -65,6 +83,8 @@ cdef inline uint64_t _bytes_hash(const uint8_t* p, int64_t n, uint64_t h) noexce
 
 cdef inline bint _valid(const KeyCol* c, int64_t i) noexcept nogil:
     cdef int64_t j
+    if c.sel != NULL and c.sel[i]:
+        c = c.alt
     if c.valid == NULL:
         return True
     j = c.offset + i
@@ -72,7 +92,10 @@ cdef inline bint _valid(const KeyCol* c, int64_t i) noexcept nogil:
 
 
 cdef inline void _span(const KeyCol* c, int64_t i, const uint8_t** p, int64_t* n) noexcept nogil:
-    cdef int64_t j = c.offset + i, a, b
+    cdef int64_t j, a, b
+    if c.sel != NULL and c.sel[i]:
+        c = c.alt
+    j = c.offset + i
     if c.width > 0:
         p[0] = c.data + j * c.width
         n[0] = c.width
@@ -89,7 +112,10 @@ cdef inline void _span(const KeyCol* c, int64_t i, const uint8_t** p, int64_t* n
 
 cdef inline void _prefetch_row(const KeyCol* cols, int64_t i) noexcept nogil:
     cdef const KeyCol* c = &cols[0]
-    cdef int64_t j = c.offset + i
+    cdef int64_t j
+    if c.sel != NULL and c.sel[i]:
+        c = c.alt
+    j = c.offset + i
     if c.width > 0:
         prefetch(c.data + j * c.width)
     elif c.off32 != NULL:
@@ -118,8 +144,11 @@ cdef extern from "math.h":
 
 cdef inline uint64_t _direct(const KeyCol* k0, int64_t i) noexcept nogil:
     """Row i's value of a fixed-width column of at most 8 bytes, as a number."""
-    cdef int64_t j = k0.offset + i, w = k0.width
+    cdef int64_t j, w = k0.width
     cdef uint64_t x = 0
+    if k0.sel != NULL and k0.sel[i]:
+        k0 = k0.alt
+    j = k0.offset + i
     if w == 8:
         return (<const uint64_t*>k0.data)[j]
     if w == 4:
@@ -175,7 +204,7 @@ def _fixed_width(t) -> int:
     return t.bit_width // 8
 
 
-cdef inline int64_t _int_at(const KeyCol* k0, int64_t i, bint signed) noexcept nogil:
+cdef inline int64_t _int_raw(const KeyCol* k0, int64_t i, bint signed) noexcept nogil:
     """Row i of an integer column as int64 (an unsigned value above 2**63 - 1 wraps)."""
     cdef int64_t j = k0.offset + i, w = k0.width
     if w == 8:
@@ -187,18 +216,36 @@ cdef inline int64_t _int_at(const KeyCol* k0, int64_t i, bint signed) noexcept n
     return (<const int8_t*>k0.data)[j] if signed else k0.data[j]
 
 
+cdef inline bint _valid_raw(const KeyCol* c, int64_t i) noexcept nogil:
+    cdef int64_t j = c.offset + i
+    return c.valid == NULL or (c.valid[j >> 3] >> (j & 7)) & 1
+
+
+cdef inline int64_t _int_pick(const KeyCol* k0, int64_t i, bint signed,
+                              bint* ok) noexcept nogil:
+    """Row i of an integer key (_int_raw), from alt where sel says, and whether it is
+    valid: both read, one chosen without a branch (sel comes in no order, and a
+    mispredicted branch here stalls the loads of the table behind it)."""
+    cdef const KeyCol* b = k0.alt if k0.sel != NULL else k0
+    cdef bint s = k0.sel != NULL and k0.sel[i]
+    cdef int64_t x = _int_raw(k0, i, signed), y = _int_raw(b, i, signed)
+    cdef bint vx = _valid_raw(k0, i), vy = _valid_raw(b, i)
+    ok[0] = vy if s else vx
+    return y if s else x
+
+
 cdef int64_t _dense_ids(const KeyCol* k0, bint signed, int64_t n, int32_t[::1] gid) except -2:
     """Numbers an integer key whose values span a range at most a few times the rows (the
     common surrogate key) with a plain array over that range — a small table, in cache, no
     hashing. Returns the number of groups, or -1 (nothing written) when the range is wider
     or an unsigned 64-bit value is past int64."""
     cdef int64_t i, lo = 0, hi = 0, v, g, groups = 0
-    cdef bint seen = False, wraps = False
+    cdef bint seen = False, wraps = False, ok
     with nogil:
         for i in range(n):
-            if not _valid(k0, i):
+            v = _int_pick(k0, i, signed, &ok)
+            if not ok:
                 continue
-            v = _int_at(k0, i, signed)
             if not signed and k0.width == 8 and v < 0:
                 wraps = True
                 break
@@ -214,14 +261,14 @@ cdef int64_t _dense_ids(const KeyCol* k0, bint signed, int64_t n, int32_t[::1] g
     # the span in unsigned arithmetic: hi - lo may not fit an int64 (-2**63 … 2**63 - 1)
     if seen and (<uint64_t>hi - <uint64_t>lo) > <uint64_t>(4 * n + (1 << 20)):
         return -1
-    table = np.full((hi - lo + 1) if seen else 1, -1, np.int32)
+    table = empty((hi - lo + 1) if seen else 1, np.int32, -1)
     cdef int32_t[::1] t = table
     with nogil:
         for i in range(n):
-            if not _valid(k0, i):
+            v = _int_pick(k0, i, signed, &ok) - lo
+            if not ok:
                 gid[i] = -1
                 continue
-            v = _int_at(k0, i, signed) - lo
             g = t[v]
             if g < 0:
                 g = groups
@@ -231,13 +278,9 @@ cdef int64_t _dense_ids(const KeyCol* k0, bint signed, int64_t n, int32_t[::1] g
     return groups
 
 
-def group_ids(list arrays):
-    """Numbers the rows' keys: per row, the key's group (0, 1, … in order of first
-    appearance), -1 where a key column is null; and the number of groups. arrays: the key
-    columns, of equal length, each fixed-width (whole bytes) or string/binary (32- or 64-bit
-    offsets), as cdcfast.apply makes them."""
+cdef object _key_cols(list arrays, int64_t n, KeyCol** out):
+    """KeyCols of `arrays` (each of n rows) in memory the returned object keeps."""
     cdef int ncols = len(arrays)
-    cdef int64_t n = len(arrays[0]) if ncols else 0
     spec = np.zeros(max(1, ncols) * sizeof(KeyCol) // 8, np.int64)
     cdef KeyCol* cols = <KeyCol*><uintptr_t>spec.ctypes.data
     cdef int c
@@ -251,6 +294,8 @@ def group_ids(list arrays):
         cols[c].offset = arr.offset
         cols[c].valid = <const uint8_t*><uintptr_t>(bufs[0].address if bufs[0] is not None
                                                     and arr.null_count else 0)
+        cols[c].sel = NULL
+        cols[c].alt = NULL
         if width:
             cols[c].data = <const uint8_t*><uintptr_t>bufs[1].address
             cols[c].off32 = NULL
@@ -261,9 +306,34 @@ def group_ids(list arrays):
                                                        else 0)
             cols[c].off32 = NULL if wide else <const int32_t*><uintptr_t>bufs[1].address
             cols[c].off64 = <const int64_t*><uintptr_t>bufs[1].address if wide else NULL
+    out[0] = cols
+    return spec
+
+
+def group_ids(list arrays, list alt=None, const uint8_t[::1] use_alt=None):
+    """Numbers the rows' keys: per row, the key's group (0, 1, … in order of first
+    appearance), -1 where a key column is null; and the number of groups. arrays: the key
+    columns, of equal length, each fixed-width (whole bytes) or string/binary (32- or 64-bit
+    offsets), as cdcfast.apply makes them. With alt (columns of the same types) and use_alt
+    (per row, 1: read alt's row instead), the keys are those chosen."""
+    cdef int ncols = len(arrays)
+    cdef int64_t n = len(arrays[0]) if ncols else 0
+    cdef KeyCol* cols
+    cdef KeyCol* alts
+    keep = _key_cols(arrays, n, &cols)
+    cdef int c
+    if alt is not None:
+        if use_alt is None or use_alt.shape[0] != n or len(alt) != ncols \
+                or any(a.type != b.type for a, b in zip(arrays, alt)):
+            raise ValueError("group_ids: alt needs columns of the same types and use_alt of "
+                             "the rows' length")
+        keep_alt = _key_cols(alt, n, &alts)
+        for c in range(ncols):
+            cols[c].sel = &use_alt[0] if n else NULL
+            cols[c].alt = &alts[c]
     if n >= (1 << 31) - 2:
         raise ValueError("group_ids: at most 2**31 - 3 rows at once")
-    gids = np.empty(n, np.int32)
+    gids = empty(n, np.int32)
     cdef int32_t[::1] gid = gids
     # per row: the slot's hash, and the tag the slot keeps: for a single fixed-width key of at
     # most 8 bytes the value itself (read again from the column whenever needed: no copy, and
@@ -273,7 +343,7 @@ def group_ids(list arrays):
         dense = _dense_ids(&cols[0], pa.types.is_signed_integer(arrays[0].type), n, gid)
         if dense >= 0:
             return gids, dense
-    hashes = np.empty(0 if direct else n, dtype=np.uint64)
+    hashes = empty(0 if direct else n, np.uint64)
     cdef uint64_t[::1] hs = hashes
     cdef uint64_t* h = &hs[0] if not direct and n else NULL
     cdef int64_t i, j, a
@@ -305,7 +375,7 @@ def group_ids(list arrays):
     cdef int64_t cap = 1024, mask, groups = 0, s, t
     while cap < 2.5 * min(n, distinct):
         cap *= 2
-    table = np.zeros(cap * 2, dtype=np.int64)
+    table = empty(cap * 2, np.int64, 0)
     cdef Slot* slots = <Slot*><uintptr_t>table.ctypes.data
     cdef Slot* grown
     mask = cap - 1
@@ -314,7 +384,7 @@ def group_ids(list arrays):
         if 2 * (groups + 1) > cap:           # half full: twice the slots, every group again
             cap *= 2
             mask = cap - 1
-            bigger = np.zeros(cap * 2, dtype=np.int64)
+            bigger = empty(cap * 2, np.int64, 0)
             grown = <Slot*><uintptr_t>bigger.ctypes.data
             with nogil:
                 for s in range(cap // 2):
@@ -352,6 +422,46 @@ def group_ids(list arrays):
                         s = (s + 1) & mask
                 i += 1
     return gids, groups
+
+
+def moved_keys(const uint8_t[::1] code, list old, list new):
+    """The rows (int64) of the updates (code 2, see op_codes) that move their key: the old
+    key (before's columns) has no null and differs from the new one (after's) — bytewise,
+    as group_ids tells keys apart, or the new one has a null."""
+    cdef int64_t n = code.shape[0], i, a, b, count = 0
+    cdef int ncols = len(old), c
+    cdef KeyCol* o
+    cdef KeyCol* w
+    if len(new) != ncols:
+        raise ValueError("moved_keys: old and new keys of different columns")
+    keep = (_key_cols(old, n, &o), _key_cols(new, n, &w))
+    out = np.empty(n, np.int64)
+    cdef int64_t[::1] rows = out
+    cdef const uint8_t* p
+    cdef const uint8_t* q
+    cdef bint differ, whole
+    with nogil:
+        for i in range(n):
+            if code[i] != 2:
+                continue
+            differ = False
+            whole = True
+            for c in range(ncols):
+                if not _valid(&o[c], i):
+                    whole = False
+                    break
+                if differ:
+                    continue
+                if not _valid(&w[c], i):
+                    differ = True
+                else:
+                    _span(&o[c], i, &p, &a)
+                    _span(&w[c], i, &q, &b)
+                    differ = a != b or memcmp(p, q, a) != 0
+            if whole and differ:
+                rows[count] = i
+                count += 1
+    return out[:count].copy()
 
 
 # -- the walk -------------------------------------------------------------------------------
@@ -546,7 +656,7 @@ def present_masks(present, list columns, const int64_t[::1] orig=None, int64_t m
     cdef Flags f
     keep = _flags_setup(&f, present, columns)
     cdef int64_t words = max(f.words, 1)
-    out = np.zeros((m, words), np.uint64)
+    out = empty((m, words), np.uint64, 0)
     cdef uint64_t[:, ::1] pm = out
     cdef int64_t k = 0, w, b
     cdef bint blocks = orig is None and f.aligned and f.words >= 1
@@ -624,6 +734,12 @@ cdef inline int _bin_cmp(const Bin* b, int64_t i, int64_t j) noexcept nogil:
         a0, a1, b0, b1 = b.off32[ii], b.off32[ii + 1], b.off32[jj], b.off32[jj + 1]
     else:
         a0, a1, b0, b1 = b.off64[ii], b.off64[ii + 1], b.off64[jj], b.off64[jj + 1]
+    cdef uint64_t x, y
+    if a1 - a0 == 8 and b1 - b0 == 8:                # the common position: 8 bytes
+        memcpy(&x, b.data + a0, 8)
+        memcpy(&y, b.data + b0, 8)
+        x, y = _bswap64(x), _bswap64(y)
+        return (x > y) - (x < y)
     n = min(a1 - a0, b1 - b0)
     r = memcmp(b.data + a0, b.data + b0, n) if n > 0 else 0
     if r:
@@ -638,7 +754,7 @@ def log_steps(commit_pos, change_pos, seq):
     cdef int64_t m = len(commit_pos), i
     if len(change_pos) != m or len(seq) != m:
         raise ValueError("log_steps: columns of different lengths")
-    out = np.ones(m, np.uint8)
+    out = empty(m, np.uint8, 1)
     cdef uint8_t[::1] step = out
     cdef Bin cp = _bin(commit_pos), chp = _bin(change_pos)
     sbufs = seq.buffers()
@@ -671,11 +787,16 @@ def log_steps(commit_pos, change_pos, seq):
     return out, ordered
 
 
-def op_codes(op):
-    """Per event, the index of its op in c r u d t (5: anything else, null included)."""
+def op_codes(op, const uint8_t[::1] kinds=None):
+    """Per event, the index of its op in c r u d t (5: anything else, null included); with
+    kinds (6 values), also each event's kinds[code]."""
     cdef int64_t m = len(op), i, j, a, b
-    out = np.full(m, 5, np.uint8)
+    out = empty(m, np.uint8, 5)
     cdef uint8_t[::1] code = out
+    if kinds is not None and kinds.shape[0] != 6:
+        raise ValueError("op_codes: kinds has a value per code, 6")
+    kind_out = empty(m if kinds is not None else 0, np.uint8)
+    cdef uint8_t[::1] kd = kind_out
     cdef Bin o = _bin(op)
     cdef uint8_t ch
     cdef uint8_t table[256]
@@ -693,18 +814,60 @@ def op_codes(op):
                 a, b = o.off64[j], o.off64[j + 1]
             if b - a == 1:
                 code[i] = table[o.data[a]]
-    return out
+        if kinds is not None:
+            for i in range(m):
+                kd[i] = kinds[code[i]]
+    return out if kinds is None else (out, kind_out)
+
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+def take_validity(arr, const index_t[::1] idx, const uint8_t[::1] mask=None):
+    """The validity bitmap of arr.take(idx) (idx: rows of arr, none null; an Array or
+    ChunkedArray of one chunk), ANDed with mask (a bitmap over idx) when given; and its
+    null count. Arrow's take is several times slower on a column with nulls than without:
+    cdcfast.apply takes the values without their validity and gathers it here."""
+    cdef int64_t n = idx.shape[0], i, j, r, nulls = 0, nb = (n + 7) // 8
+    cdef int64_t length = len(arr), offset = arr.offset
+    if mask is not None and mask.shape[0] < nb:
+        raise ValueError("take_validity: a mask shorter than the rows")
+    for i in range(n):
+        if not 0 <= idx[i] < length:
+            raise IndexError("take_validity: a row out of range")
+    bufs = arr.buffers()
+    cdef const uint8_t* valid = <const uint8_t*><uintptr_t>(
+        bufs[0].address if bufs[0] is not None and arr.null_count else 0)
+    out = np.empty(nb, np.uint8)
+    cdef uint8_t[::1] o = out
+    cdef uint8_t byte
+    with nogil:
+        for j in range(nb):
+            byte = 0
+            for i in range(8 * j, min(n, 8 * j + 8)):
+                r = offset + idx[i]
+                if valid == NULL or (valid[r >> 3] >> (r & 7)) & 1:
+                    byte |= <uint8_t>(1 << (i & 7))
+            if mask is not None:
+                byte &= mask[j]
+            if 8 * j + 8 > n:
+                byte &= <uint8_t>((1 << (n - 8 * j)) - 1)
+            o[j] = byte
+            nulls += min(8, n - 8 * j) - _popcount(byte)
+    return out, nulls
 
 
 def value_rows(const int32_t[:, ::1] head, const int32_t[:, ::1] vals, const int64_t[::1] groups,
                const int64_t[::1] orig, bint target, const uint8_t[::1] reset=None):
     # orig None: event k is row k
-    """The rows the values of `groups` come from (the walk's head and vals), per column, as
-    Arrow take indices: into the events' table (orig[k] for a value of event k) and, with
-    target, into the target (i for -2 - i); null where the value comes from the other one,
-    or is null. int32: rows of one call stay below 2**31. With reset (per group: 1 if its
-    row started from nulls in the batch) also, per column, a BooleanArray: an event sent the
-    value, or reset."""
+    """The rows the values of `groups` come from (the walk's head and vals), per column:
+    (rows of the events' table — orig[k] for a value of event k, 0 where none — as int32;
+    the bitmap of those that are one, or None when all are; with target, an Arrow int32
+    array of rows of the target (i for -2 - i), null elsewhere; with reset (per group: 1 if
+    its row started from nulls in the batch), a BooleanArray: an event sent the value, or
+    reset). int32: rows of one call stay below 2**31."""
     cdef int64_t n = groups.shape[0], ncols = vals.shape[1], nb = (n + 7) // 8
     if head.shape[1] != _HEAD or head.shape[0] != vals.shape[0] \
             or (reset is not None and reset.shape[0] != n):
@@ -713,10 +876,10 @@ def value_rows(const int32_t[:, ::1] head, const int32_t[:, ::1] vals, const int
     for i in range(n):
         if not 0 <= groups[i] < G:
             raise ValueError("value_rows: a group out of range")
-    ev = np.empty((max(ncols, 1), n), np.int32)
-    evv = np.zeros((max(ncols, 1), nb), np.uint8)
-    tg = np.empty((max(ncols, 1), n if target else 0), np.int32)
-    tgv = np.zeros((max(ncols, 1), nb if target else 0), np.uint8)
+    ev = empty((max(ncols, 1), n), np.int32)
+    evv = empty((max(ncols, 1), nb), np.uint8, 0)
+    tg = empty((max(ncols, 1), n if target else 0), np.int32)
+    tgv = empty((max(ncols, 1), nb if target else 0), np.uint8, 0)
     cdef int32_t[:, ::1] e = ev, t = tg
     cdef uint8_t[:, ::1] ev_ok = evv, tg_ok = tgv
     enull = np.zeros(max(ncols, 1), np.int64)
@@ -727,7 +890,7 @@ def value_rows(const int32_t[:, ::1] head, const int32_t[:, ::1] vals, const int
     cdef const Key* keys = <const Key*>&head[0, 0] if G else NULL
     cdef bint ident = orig is None, flags = reset is not None, part
     cdef uint8_t bit
-    sv = np.zeros((max(ncols, 1), nb if flags else 0), np.uint8)
+    sv = empty((max(ncols, 1), nb if flags else 0), np.uint8, 0)
     cdef uint8_t[:, ::1] sent = sv
     with nogil:
         for i in range(n):
@@ -759,15 +922,50 @@ def value_rows(const int32_t[:, ::1] head, const int32_t[:, ::1] vals, const int
                         tn[c] += 1
     out = []
     for c in range(ncols):
-        a = pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(evv[c]) if enull[c] else None,
-                                                  pa.py_buffer(ev[c])],
-                                  null_count=int(enull[c]))
         b = pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(tgv[c]), pa.py_buffer(tg[c])],
                                   null_count=int(tnull[c])) if target else None
         f = pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(sv[c])]) if flags \
             else None
-        out.append((a, b, f))
+        out.append((ev[c], evv[c] if enull[c] else None, b, f))
     return out
+
+
+def by_last(const int32_t[::1] gid, const int32_t[::1] ogid, const int32_t[:, ::1] head,
+            bint live):
+    """The groups the walk left (head) in the order of their last event, the lower group
+    first when one event is last of two (an update that moved its key): live, the groups
+    whose row exists, those no event reached (target rows) first, in group order; else
+    every group an event of the current epoch reached. One pass over the events: no array
+    of their length."""
+    cdef int64_t m = gid.shape[0], G = head.shape[0], n = 0, k, g, a, b, x, j
+    if head.shape[1] != _HEAD or (ogid is not None and ogid.shape[0] != m):
+        raise ValueError("by_last: arrays of mismatched shapes")
+    out = empty(G, np.int64)
+    cdef int64_t[::1] o = out
+    cdef const Key* keys = <const Key*>&head[0, 0] if G else NULL
+    cdef bint moved = ogid is not None
+    with nogil:
+        if live:
+            for g in range(G):
+                if keys[g].flags & EXISTS and keys[g].last < 0:
+                    o[n] = g
+                    n += 1
+        for k in range(m):
+            if k + AHEAD < m and 0 <= gid[k + AHEAD] < G:
+                prefetch(&keys[gid[k + AHEAD]])
+            a = gid[k]
+            b = ogid[k] if moved else -1
+            if b == a:
+                b = -1
+            if b >= 0 and (a < 0 or b < a):
+                a, b = b, a
+            for j in range(2):
+                x = a if j == 0 else b
+                if 0 <= x < G and keys[x].last == k and n < G \
+                        and (not live or keys[x].flags & EXISTS):
+                    o[n] = x
+                    n += 1
+    return out[:n]
 
 
 def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kind,
@@ -779,7 +977,7 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
          int32_t[:, ::1] ver_values=None):
     """One pass over the m events in log order (see the module docstring and
     cdcfast.apply): gid / ogid the key group of each event and, for an update that moves its
-    key, the old key's (-1: none); kind UPSERT, DELETE, TRUNCATE or anything else (ignored);
+    key, the old key's (-1: none; ogid None: no event moves its key); kind UPSERT, DELETE, TRUNCATE or anything else (ignored);
     newpos 1 where the position differs from the event before; present the events' flags
     as present_masks gives them (None: every event sent every column).
     target_group: the group of each target row (-1: none), whose state starts as that row.
@@ -795,12 +993,12 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
     number of versions (0 without them)."""
     cdef int64_t m = gid.shape[0], ncols = vals.shape[1], T = target_group.shape[0]
     cdef int64_t words = (ncols + 63) // 64
-    if ogid.shape[0] != m or kind.shape[0] != m or newpos.shape[0] != m \
+    if (ogid is not None and ogid.shape[0] != m) or kind.shape[0] != m or newpos.shape[0] != m \
             or (present is not None and (present.shape[0] != m or present.shape[1] < words)) \
             or head.shape[0] != groups or head.shape[1] != _HEAD or vals.shape[0] != groups \
             or stats.shape[0] != len(STATS):
         raise ValueError("walk: arrays of mismatched lengths")
-    cdef bint first = track is not None, second = ver_group is not None
+    cdef bint first = track is not None, second = ver_group is not None, moves = ogid is not None
     cdef int64_t ntrack = track.shape[0] if first else 0
     if first and (prev is None or newrow is None or prev.shape[0] != ntrack
                   or prev.shape[1] != m or newrow.shape[0] != m):
@@ -897,7 +1095,7 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
                 _delete(st, row, k, ver)
                 st.last = <int32_t>k
                 continue
-            og = ogid[k]
+            og = ogid[k] if moves else -1
             if og >= 0:
                 ost = &keys[og]
                 if ost.epoch != epoch:

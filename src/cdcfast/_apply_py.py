@@ -4,6 +4,7 @@ arguments, same results; one Python step per event."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 STATS = ("applied", "replays", "skipped_no_key", "deletes", "truncates", "last_truncate")
 UPSERT, DELETE, TRUNCATE = 0, 1, 2
@@ -12,11 +13,19 @@ HEAD = 8                     # a key's head: lastpos, last, ver, epoch, flags, b
 PART = 4                     # flags: the values are the key's row of vals (the twin: always)
 
 
-def group_ids(arrays: list):
+def empty(shape, dtype, fill=None):
+    """See _apply.empty."""
+    return np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
+
+
+def group_ids(arrays: list, alt=None, use_alt=None):
     """Per row, its key's group in order of first appearance (-1: a null key column), and
-    the number of groups."""
+    the number of groups; with alt and use_alt, row i of alt where use_alt[i]."""
     n = len(arrays[0]) if arrays else 0
     columns = [a.to_pylist() for a in arrays]
+    if alt is not None:
+        columns = [[o if use_alt[i] else v for i, (v, o) in enumerate(zip(c, a.to_pylist()))]
+                   for c, a in zip(columns, alt)]
     seen: dict = {}
     gid = np.empty(n, np.int32)
     for i in range(n):
@@ -60,26 +69,56 @@ def log_steps(commit_pos, change_pos, seq):
     return step, bool(ordered)
 
 
-def op_codes(op):
+def take_validity(arr, idx, mask=None):
+    """See _apply.take_validity."""
+    arr = arr.chunk(0) if isinstance(arr, pa.ChunkedArray) else arr
+    n = len(idx)
+    if len(idx) and not (0 <= min(idx) and max(idx) < len(arr)):
+        raise IndexError("take_validity: a row out of range")
+    valid = np.array([arr[int(i)].is_valid for i in idx], bool)
+    if mask is not None:
+        valid &= np.unpackbits(np.asarray(mask, np.uint8), count=n, bitorder="little") == 1
+    return np.packbits(valid, bitorder="little"), int(n - valid.sum())
+
+
+def op_codes(op, kinds=None):
     """See _apply.op_codes."""
     codes = {"c": 0, "r": 1, "u": 2, "d": 3, "t": 4}
-    return np.array([codes.get(v, 5) for v in op.to_pylist()], np.uint8)
+    code = np.array([codes.get(v, 5) for v in op.to_pylist()], np.uint8)
+    return code if kinds is None else (code, np.asarray(kinds, np.uint8)[code])
+
+
+def moved_keys(code, old: list, new: list):
+    """See _apply.moved_keys."""
+    olds = list(zip(*[o.to_pylist() for o in old])) if old else [()] * len(code)
+    news = list(zip(*[a.to_pylist() for a in new])) if new else [()] * len(code)
+    return np.array([i for i, (c, o, a) in enumerate(zip(code, olds, news))
+                     if c == 2 and None not in o and o != a], np.int64)
 
 
 def value_rows(head, vals, groups, orig, target: bool, reset=None):
     """See _apply.value_rows."""
-    import pyarrow as pa
     orig = np.arange(max(0, int(vals.max(initial=-1)), int(head[:, 5].max(initial=-1))) + 1) \
         if orig is None else orig
     out = []
     for c in range(vals.shape[1]):
         v = [int(vals[g, c]) if head[g, 4] & PART else int(head[g, 5]) for g in groups]
-        ev = pa.array([int(orig[x]) if x >= 0 else None for x in v], pa.int32())
+        ev = np.array([int(orig[x]) if x >= 0 else 0 for x in v], np.int32)
+        ok = np.packbits(np.array([x >= 0 for x in v], bool), bitorder="little")
         tg = pa.array([-2 - x if x <= -2 else None for x in v], pa.int32()) if target else None
         sent = None if reset is None else \
             pa.array([x >= 0 or bool(r) for x, r in zip(v, reset)], pa.bool_())
-        out.append((ev, tg, sent))
+        out.append((ev, None if all(x >= 0 for x in v) else ok, tg, sent))
     return out
+
+
+def by_last(gid, ogid, head, live: bool):
+    """See _apply.by_last."""
+    last, flags = head[:, 1], head[:, 4]
+    first = [g for g in range(len(head)) if live and flags[g] & EXISTS and last[g] < 0]
+    reached = [g for g in range(len(head)) if last[g] >= 0
+               and (not live or flags[g] & EXISTS)]
+    return np.array(first + sorted(reached, key=lambda g: (int(last[g]), g)), np.int64)
 
 
 def walk(gid, ogid, kind, newpos, present, groups, target_group, head, vals, stats, track=None,
@@ -160,7 +199,7 @@ def walk(gid, ogid, kind, newpos, present, groups, target_group, head, vals, sta
             delete(st, g, k)
             st["last"] = k
             continue
-        og = ogid[k]
+        og = ogid[k] if ogid is not None else -1
         if og >= 0:
             ost = state[og]
             if ost["epoch"] != epoch:

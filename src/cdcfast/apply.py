@@ -44,8 +44,8 @@ LOG = ("commit_pos", "change_pos", "seq")
 STATS = ("events", "applied", "skipped_errors", "skipped_no_key", "replays", "deletes",
          "truncates")
 SCD2 = ("__start_at", "__end_at", "__start_pos", "__end_pos")
-OPS = ("c", "r", "u", "d", "t")                     # _apply.op_codes numbers them so
-KINDS = np.array([0, 0, 0, 1, 2, 3], np.uint8)      # UPSERT, DELETE, TRUNCATE, other (_apply)
+# per op code of _apply.op_codes (c r u d t, anything else): UPSERT, DELETE, TRUNCATE, other
+KINDS = np.array([0, 0, 0, 1, 2, 3], np.uint8)
 EXISTS, DELETED = 1, 2                               # a key's flags after the walk
 
 
@@ -106,6 +106,45 @@ def _chunk(col) -> pa.Array:
     return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
+def _bare(t: pa.DataType) -> bool:
+    """A type whose values Arrow takes from its buffers after the validity (fixed width or
+    offsets and data, no children)."""
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+            or pa.types.is_temporal(t) or pa.types.is_decimal(t)
+            or pa.types.is_fixed_size_binary(t) or pa.types.is_string(t)
+            or pa.types.is_binary(t) or pa.types.is_large_string(t)
+            or pa.types.is_large_binary(t))
+
+
+def _take(arr, idx: np.ndarray, mask: np.ndarray | None = None) -> pa.Array:
+    """arr.take(idx) — idx: rows of arr (int32 or int64), none null — null where `mask` (a
+    bitmap over idx) has a 0. Arrow's take is several times slower on values with nulls
+    than on values without: the values are taken bare and their validity gathered by the
+    kernel (take_validity); a struct is its validity and its children, each so taken."""
+    arr = _chunk(arr)
+    t, n = arr.type, len(idx)
+    if mask is not None and len(arr) == 0:       # rows of nothing: every one masked
+        return pa.nulls(n, t)
+    if arr.null_count == 0 and mask is None and not pa.types.is_struct(t):
+        return arr.take(idx)
+    if pa.types.is_struct(t) or _bare(t):
+        valid, nulls = _kernel.take_validity(arr, idx, mask)
+        bitmap = pa.py_buffer(valid) if nulls else None
+        if pa.types.is_struct(t):
+            children = [_take(arr.field(i), idx) for i in range(t.num_fields)]
+            return pa.Array.from_buffers(t, n, [bitmap], null_count=nulls, children=children)
+        bufs = arr.buffers()
+        bare = pa.Array.from_buffers(t, len(arr), [None] + bufs[1:], null_count=0,
+                                     offset=arr.offset)
+        out = bare.take(idx)
+        return pa.Array.from_buffers(t, n, [bitmap] + out.buffers()[1:], null_count=nulls,
+                                     offset=out.offset)
+    if mask is None:
+        return arr.take(idx)
+    absent = np.unpackbits(mask, count=n, bitorder="little") == 0
+    return arr.take(pa.array(idx, mask=absent))
+
+
 def _keyable(arr: pa.Array) -> pa.Array:
     """The key column as group_ids reads it: whole-byte fixed width, or offsets and data."""
     t = arr.type
@@ -138,13 +177,6 @@ def _group_ids(parts: list) -> tuple:
         cols = [_keyable(pa.concat_arrays([_keyable(_chunk(q[i])) for q in parts]))
                 for i in range(len(parts[0]))]
     return _kernel.group_ids(cols)
-
-
-def _aligned(rows: int, width: int) -> np.ndarray:
-    """An int32 array [rows, width] starting on a cache line (a key's head is half of one)."""
-    raw = np.empty(rows * width + 16, np.int32)
-    skip = (-raw.ctypes.data % 64) // 4
-    return raw[skip:skip + rows * width].reshape(rows, width)
 
 
 # -- the fold -------------------------------------------------------------------------------
@@ -291,38 +323,39 @@ class _Fold:
             col = _chunk(col)
             return col.take(pa.array(orig)) if orig is not None else col
 
-        code = _kernel.op_codes(ordered(t.column("op")))
-        self.kind = KINDS[code]
-        is_d = self.kind == 1
+        code, self.kind = _kernel.op_codes(ordered(t.column("op")), KINDS)
         before, after = _chunk(t.column("before")), _chunk(t.column("after"))
-        old = [ordered(pc.struct_field(before, k)) for k in self.key]
-        new = [ordered(pc.struct_field(after, k)) for k in self.key]
-        self.keys = [pc.if_else(pa.array(is_d), o, a) for o, a in zip(old, new)]
+        # an event's key: its before image's for a delete, else its after image's
+        self.old_keys = [_keyable(ordered(pc.struct_field(before, k))) for k in self.key]
+        self.new_keys = [_keyable(ordered(pc.struct_field(after, k))) for k in self.key]
+        self.is_d = (self.kind == 1).view(np.uint8)
         # an update that moves its key deletes the old one first
-        moved = code == OPS.index("u")
-        if moved.any():
-            differ = np.zeros(m, dtype=bool)
-            for o, a in zip(old, new):
-                moved &= _bools(o.is_valid())
-                differ |= ~_bools(pc.equal(o, a))
-            moved &= differ
-        self.moved = np.flatnonzero(moved)
-        self.old = [o.take(pa.array(self.moved)) for o in old]
+        self.moved = _kernel.moved_keys(code, self.old_keys, self.new_keys)
         self.after = after
 
     def _groups(self, target: pa.Table | None, current: np.ndarray | None = None):
         """Numbers the keys of the target's rows, the events and the moved keys' old values
         (once per fold); the target rows' groups are -1 where `current` is false."""
         m = self.m
-        parts = ([[target.column(k) for k in self.key]] if target is not None else []) \
-            + [self.keys] + ([self.old] if len(self.moved) else [])
-        gids, self.groups = _group_ids(parts)
+        same = all(o.type == a.type for o, a in zip(self.old_keys, self.new_keys))
+        if target is None and not len(self.moved) and same:
+            # the keys read in place, each row from before or after: no column made
+            gids, self.groups = _kernel.group_ids(self.new_keys, self.old_keys, self.is_d)
+        else:
+            use = pa.array(self.is_d.view(bool))
+            keys = [pc.if_else(use, o, a) for o, a in zip(self.old_keys, self.new_keys)]
+            old = [o.take(pa.array(self.moved)) for o in self.old_keys]
+            parts = ([[target.column(k) for k in self.key]] if target is not None else []) \
+                + [keys] + ([old] if len(self.moved) else [])
+            gids, self.groups = _group_ids(parts)
         T = target.num_rows if target is not None else 0
         self.target_all = gids[:T]
         self.target_group = gids[:T] if current is None else np.where(current, gids[:T], -1)
         self.gid = gids[T:T + m]
-        self.ogid = np.full(m, -1, np.int32)
-        self.ogid[self.moved] = gids[T + m:]
+        self.ogid = None
+        if len(self.moved):
+            self.ogid = _kernel.empty(m, np.int32, -1)
+            self.ogid[self.moved] = gids[T + m:]
         self.masks = _kernel.present_masks(*self._present_columns())
 
     def walk(self, target: pa.Table | None = None, **scd2):
@@ -330,9 +363,10 @@ class _Fold:
         leaves its per-key outcome on self, and returns the number of versions."""
         if not hasattr(self, "gid"):
             self._groups(target)
-        head = _aligned(self.groups, _kernel.HEAD)
-        # only the keys a partial image reaches write their row: the rest stays unmapped
-        vals = np.empty((self.groups, len(self.columns)), np.int32)
+        # from Arrow's pool: a cache line holds two keys' heads; only the keys a partial
+        # image reaches write their row of vals
+        head = _kernel.empty((self.groups, _kernel.HEAD), np.int32)
+        vals = _kernel.empty((self.groups, len(self.columns)), np.int32)
         counts = np.zeros(len(_kernel.STATS), np.int64)
         nver = _kernel.walk(self.gid, self.ogid, self.kind, self.newpos, self.masks,
                             self.groups, self.target_group, head, vals, counts, **scd2)
@@ -389,12 +423,11 @@ class _Fold:
                                   target is not None,
                                   None if reset is None else reset.astype(np.uint8))
         if sent is not None:
-            sent.extend(f for _, _, f in rows)
+            sent.extend(f for *_, f in rows)
         out = []
-        for c, (ev, tg, _) in enumerate(rows):
+        for c, (ev, ev_ok, tg, _) in enumerate(rows):
             name, typ = self.columns[c], self.after_type.field(c).type
-            vals = pc.struct_field(self.after, name).take(ev) if ev.null_count < len(ev) \
-                else pa.nulls(len(ev), typ)
+            vals = _take(pc.struct_field(self.after, name), ev, ev_ok)
             if tg is not None and tg.null_count < len(tg):
                 got = _chunk(target.column(name)).take(tg).cast(typ)
                 vals = pc.if_else(tg.is_valid(), got, vals)
@@ -407,21 +440,16 @@ class _Fold:
             meta[POSITION] = position_text(self.high).encode()
         return meta
 
-    def _by_last(self, groups: np.ndarray) -> np.ndarray:
-        """`groups` ordered by their last event (those without one first, as they were): the
+    def _by_last(self, live: bool) -> np.ndarray:
+        """The groups ordered by their last event (_apply.by_last): live, those whose row
+        exists, the target's untouched ones first; else those an event reached. The
         values then come from the events' columns in ascending rows, not at random."""
-        last = self.last[groups]
-        if len(self.moved):              # an update that moves its key is last of two keys
-            return groups[np.argsort(last, kind="stable")]
-        untouched = groups[last < 0]
-        at = np.full(self.m, -1, np.int64)          # else each event is the last of one key
-        at[last[last >= 0]] = groups[last >= 0]
-        return np.concatenate([untouched, at[at >= 0]])
+        return _kernel.by_last(self.gid, self.ogid, self.head, live)
 
     def scd1(self, target: pa.Table | None = None) -> pa.Table:
         """The live rows: the target's rows no event touched, in the target's order, then
         the others in the order of their last event."""
-        live = self._by_last(np.flatnonzero(self.flags & EXISTS))
+        live = self._by_last(True)
         schema = pa.schema([pa.field(f.name, f.type) for f in self.after_type])
         cols = self.row_values(live, target)
         return pa.table(cols, schema=schema).replace_schema_metadata(self._metadata())
@@ -510,11 +538,11 @@ class _Fold:
 
     def net_events(self) -> pa.Table:
         t = self.t
-        g = self._by_last(np.flatnonzero(self.last >= 0))
-        rebuilt = ("op", "after", "present")
-        out = t.select([n for n in t.column_names if n not in rebuilt]).take(
-            pa.array(self.row(self.last[g])))
-        ops = _chunk(t.column("op")).take(pa.array(self.row(self.last[g])))
+        g = self._by_last(False)
+        rebuilt = ("after", "present")
+        rows = np.asarray(self.row(self.last[g]))
+        out = {n: _take(t.column(n), rows) for n in t.column_names if n not in rebuilt}
+        ops = out["op"]
         deleted = (self.flags[g] & EXISTS) == 0
         reset = (self.flags[g] & DELETED) != 0
         mask = pa.array(deleted)
@@ -527,7 +555,7 @@ class _Fold:
                                              fields=list(present_type), mask=mask)
         op = pc.if_else(mask, "d", ops)
         cols = {"op": op, "after": after, "present": present}
-        net = pa.table([cols[f.name] if f.name in cols else out.column(f.name)
+        net = pa.table([cols[f.name] if f.name in cols else out[f.name]
                         for f in t.schema], schema=t.schema)
         if self.last_truncate < 0:
             return net
