@@ -109,6 +109,8 @@ def event_lists(draw):
                        for c in NAMES}
             if draw(st.integers(0, 7)) == 0:
                 present = None
+            if draw(st.integers(0, 15)) == 0:       # no after image: no key, never applied
+                after = None
         if op == "d":
             before["ID"] = key
         events.append({

@@ -2,12 +2,16 @@
 """The apply fold's kernels (cdcfast.apply; docs/apply.md "How it runs").
 
 `group_ids` numbers the distinct keys of Arrow key columns (read in place from their buffers)
-in order of first appearance, by hashing. `walk` then goes through the events once, in log
-order, keeping per key: whether a row exists, and per column which value it holds — an
-event's index k (>= 0), a target row i (written -2 - i) or null (-1). It never looks at a
-value: SCD type 2's "did a tracked column change" is computed between its two walks from the
-`prev` the first one records (cdcfast.apply). Per-key state is reached at random, so each
-loop prefetches the state of the event a few steps ahead.
+in order of first appearance: through a plain array for a dense integer key, else by
+hashing. `present_masks` turns the `present` struct into a bit mask per event. `walk` then
+goes through the events once, in log order, keeping per key: whether a row exists, and per
+column which value it holds — an event's index k (>= 0), a target row i (written -2 - i) or
+null (-1): one `base` for all columns in the key's 32-byte head, or, once a partial image
+reaches the key, a row of per-column values. It never looks at a value: SCD type 2's "did a
+tracked column change" is computed between its two walks from the `prev` the first one
+records (cdcfast.apply). Per-key state is reached at random, so each loop prefetches the
+state of the event a few steps ahead. `by_last`, `value_rows` and `take_validity` turn the
+walk's outcome into the rows the values are taken from.
 """
 import numpy as np
 import pyarrow as pa
@@ -613,11 +617,15 @@ cdef inline uint64_t _transpose8(uint64_t x) noexcept nogil:
 
 
 cdef void _block_masks(const Flags* f, int64_t b, uint64_t* out) noexcept nogil:
-    """The masks of events 8b…8b+7 (rows in order, aligned bitmaps) into out [8, words],
-    zeroed: per 8 columns, their 8 flag bytes transposed into the events' 8 bytes."""
+    """The masks of events 8b…8b+7 (rows in order, aligned bitmaps) into out [8, words]
+    (zeroed unless one word): per 8 columns, their 8 flag bytes transposed into the events'
+    8 bytes."""
     cdef int64_t q, i, j, c, words = f.words
     cdef uint64_t x, full
+    cdef uint64_t acc[8]
     cdef uint8_t v, pv
+    if words == 1:
+        memset(acc, 0, sizeof(acc))
     for q in range((f.ncols + 7) // 8):
         x = 0
         for i in range(8):
@@ -632,8 +640,15 @@ cdef void _block_masks(const Flags* f, int64_t b, uint64_t* out) noexcept nogil:
                     v |= ~f.sent[c].valid[(f.sent[c].voff >> 3) + b]
             x |= (<uint64_t>v) << (8 * i)
         x = _transpose8(x)
+        if words == 1:
+            for j in range(8):
+                acc[j] |= ((x >> (8 * j)) & 0xFF) << (8 * q)
+        else:
+            for j in range(8):
+                out[j * words + q // 8] |= ((x >> (8 * j)) & 0xFF) << (8 * (q % 8))
+    if words == 1:
         for j in range(8):
-            out[j * words + q // 8] |= ((x >> (8 * j)) & 0xFF) << (8 * (q % 8))
+            out[j] = acc[j]
     if f.pvalid != NULL:
         pv = f.pvalid[(f.poff >> 3) + b]
         for j in range(8):
@@ -656,7 +671,7 @@ def present_masks(present, list columns, const int64_t[::1] orig=None, int64_t m
     cdef Flags f
     keep = _flags_setup(&f, present, columns)
     cdef int64_t words = max(f.words, 1)
-    out = empty((m, words), np.uint64, 0)
+    out = empty((m, words), np.uint64, 0 if words > 1 else None)
     cdef uint64_t[:, ::1] pm = out
     cdef int64_t k = 0, w, b
     cdef bint blocks = orig is None and f.aligned and f.words >= 1
@@ -935,36 +950,46 @@ def by_last(const int32_t[::1] gid, const int32_t[::1] ogid, const int32_t[:, ::
     """The groups the walk left (head) in the order of their last event, the lower group
     first when one event is last of two (an update that moved its key): live, the groups
     whose row exists, those no event reached (target rows) first, in group order; else
-    every group an event of the current epoch reached. One pass over the events: no array
-    of their length."""
-    cdef int64_t m = gid.shape[0], G = head.shape[0], n = 0, k, g, a, b, x, j
+    every group an event of the current epoch reached. The last events are marked in a
+    bitmap of the events (a bit each: it stays in cache), then read in order."""
+    cdef int64_t m = gid.shape[0], G = head.shape[0], n = 0, k, g, a, b, x, j, w, last
     if head.shape[1] != _HEAD or (ogid is not None and ogid.shape[0] != m):
         raise ValueError("by_last: arrays of mismatched shapes")
     out = empty(G, np.int64)
+    marks = empty((m + 63) // 64, np.uint64, 0)
     cdef int64_t[::1] o = out
+    cdef uint64_t[::1] bits = marks
+    cdef uint64_t word
     cdef const Key* keys = <const Key*>&head[0, 0] if G else NULL
     cdef bint moved = ogid is not None
     with nogil:
-        if live:
-            for g in range(G):
-                if keys[g].flags & EXISTS and keys[g].last < 0:
+        for g in range(G):
+            last = keys[g].last
+            if live and not keys[g].flags & EXISTS:
+                continue
+            if last < 0:
+                if live:                     # a target row no event reached
                     o[n] = g
                     n += 1
-        for k in range(m):
-            if k + AHEAD < m and 0 <= gid[k + AHEAD] < G:
-                prefetch(&keys[gid[k + AHEAD]])
-            a = gid[k]
-            b = ogid[k] if moved else -1
-            if b == a:
-                b = -1
-            if b >= 0 and (a < 0 or b < a):
-                a, b = b, a
-            for j in range(2):
-                x = a if j == 0 else b
-                if 0 <= x < G and keys[x].last == k and n < G \
-                        and (not live or keys[x].flags & EXISTS):
-                    o[n] = x
-                    n += 1
+            elif last < m:
+                bits[last >> 6] |= (<uint64_t>1) << (last & 63)
+        for w in range(bits.shape[0]):
+            word = bits[w]
+            while word:
+                k = 64 * w + _ctz(word)
+                word &= word - 1
+                a = gid[k]
+                b = ogid[k] if moved else -1
+                if b == a:
+                    b = -1
+                if b >= 0 and (a < 0 or b < a):
+                    a, b = b, a
+                for j in range(2):
+                    x = a if j == 0 else b
+                    if 0 <= x < G and keys[x].last == k and n < G \
+                            and (not live or keys[x].flags & EXISTS):
+                        o[n] = x
+                        n += 1
     return out[:n]
 
 

@@ -104,11 +104,12 @@ def value_rows(head, vals, groups, orig, target: bool, reset=None):
     for c in range(vals.shape[1]):
         v = [int(vals[g, c]) if head[g, 4] & PART else int(head[g, 5]) for g in groups]
         ev = np.array([int(orig[x]) if x >= 0 else 0 for x in v], np.int32)
-        ok = np.packbits(np.array([x >= 0 for x in v], bool), bitorder="little")
+        there = [x >= 0 for x in v]
+        ok = np.packbits(np.array(there, bool), bitorder="little")
         tg = pa.array([-2 - x if x <= -2 else None for x in v], pa.int32()) if target else None
         sent = None if reset is None else \
             pa.array([x >= 0 or bool(r) for x, r in zip(v, reset)], pa.bool_())
-        out.append((ev, None if all(x >= 0 for x in v) else ok, tg, sent))
+        out.append((ev, None if all(there) else ok, tg, sent))
     return out
 
 

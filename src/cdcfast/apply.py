@@ -427,7 +427,9 @@ class _Fold:
         out = []
         for c, (ev, ev_ok, tg, _) in enumerate(rows):
             name, typ = self.columns[c], self.after_type.field(c).type
-            vals = _take(pc.struct_field(self.after, name), ev, ev_ok)
+            # the struct's child as it is: an event whose after image is null has no key,
+            # so it holds no key's value
+            vals = _take(self.after.field(c), ev, ev_ok)
             if tg is not None and tg.null_count < len(tg):
                 got = _chunk(target.column(name)).take(tg).cast(typ)
                 vals = pc.if_else(tg.is_valid(), got, vals)
