@@ -444,6 +444,14 @@ def moved_keys(const uint8_t[::1] code, list old, list new):
     cdef const uint8_t* p
     cdef const uint8_t* q
     cdef bint differ, whole
+    if ncols == 1 and 0 < o[0].width <= 8 and o[0].width == w[0].width:
+        with nogil:                          # one fixed-width key: compared as numbers
+            for i in range(n):
+                if code[i] == 2 and _valid_raw(&o[0], i) and (
+                        not _valid_raw(&w[0], i) or _direct(&o[0], i) != _direct(&w[0], i)):
+                    rows[count] = i
+                    count += 1
+        return out[:count].copy()
     with nogil:
         for i in range(n):
             if code[i] != 2:
@@ -917,6 +925,21 @@ def value_rows(const int32_t[:, ::1] head, const int32_t[:, ::1] vals, const int
             row = &vals[g, 0] if part and ncols else NULL
             v = st.base
             bit = <uint8_t>(1 << (i & 7))
+            if not part and not target:      # the common key: every column from one event
+                if v >= 0:
+                    v = v if ident else orig[v]
+                    for c in range(ncols):
+                        e[c, i] = <int32_t>v
+                        ev_ok[c, i >> 3] |= bit
+                        if flags:
+                            sent[c, i >> 3] |= bit
+                else:
+                    for c in range(ncols):
+                        e[c, i] = 0
+                        en[c] += 1
+                        if flags and reset[i]:
+                            sent[c, i >> 3] |= bit
+                continue
             for c in range(ncols):
                 if part:
                     v = row[c]
