@@ -69,6 +69,15 @@ def test_group_ids_read_each_row_from_the_column_chosen(name):
     plain, n2 = _apply.group_ids([chosen])
     twin, n3 = _apply_py.group_ids([new], [old], use)
     assert groups_of(native) == groups_of(plain) == groups_of(twin) and n1 == n2 == n3
+    # ranked: the same partition (a dense integer key numbered in key order instead)
+    ranked, n4 = _apply.group_ids([new], [old], use, ranked=True)
+    assert n4 == n1 and [g < 0 for g in ranked] == [g < 0 for g in native]
+    assert len({(int(a), int(b)) for a, b in zip(native, ranked) if a >= 0}) == n1
+    values = [v for v in chosen.to_pylist() if v is not None]
+    if pa.types.is_integer(KEYS[name].type) and max(values) - min(values) < 2**20:
+        order = sorted(set(values))          # a dense integer key: numbered by rank
+        assert [int(g) for g, v in zip(ranked, chosen.to_pylist()) if v is not None] == \
+            [order.index(v) for v in values]
     code = np.array([2, 2, 0, 2, 2, 3, 2, 2], np.uint8)
     assert _apply.moved_keys(code, [old], [new]).tolist() == \
         _apply_py.moved_keys(code, [old], [new]).tolist()

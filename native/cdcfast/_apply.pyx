@@ -27,6 +27,7 @@ cdef extern from *:
     int _clz "__builtin_clzll"(uint64_t x) noexcept nogil
     int _ctz "__builtin_ctzll"(uint64_t x) noexcept nogil
     int _popcount "__builtin_popcount"(unsigned int x) noexcept nogil
+    int _popcount64 "__builtin_popcountll"(uint64_t x) noexcept nogil
     uint64_t _bswap64 "__builtin_bswap64"(uint64_t x) noexcept nogil
 
 DEF AHEAD = 16
@@ -238,7 +239,37 @@ cdef inline int64_t _int_pick(const KeyCol* k0, int64_t i, bint signed,
     return y if s else x
 
 
-cdef int64_t _dense_ids(const KeyCol* k0, bint signed, int64_t n, int32_t[::1] gid) except -2:
+cdef int64_t _ranked_ids(const KeyCol* k0, bint signed, int64_t n, int64_t lo, int64_t span,
+                         int32_t[::1] gid) except -2:
+    """Numbers a dense integer key by rank (its place among the distinct values): a bitmap
+    of the range (a bit per value: 128 KB for a million) and a count per word, both in the
+    core's own cache, where a table of first appearances is a random access into megabytes."""
+    cdef int64_t words = (span + 63) // 64, i, v, w, total = 0
+    cdef bint ok
+    marks = empty(words, np.uint64, 0)
+    before = empty(words, np.int64)
+    cdef uint64_t[::1] bits = marks
+    cdef int64_t[::1] rank = before
+    with nogil:
+        for i in range(n):
+            v = _int_pick(k0, i, signed, &ok) - lo
+            if ok:
+                bits[v >> 6] |= (<uint64_t>1) << (v & 63)
+        for w in range(words):
+            rank[w] = total
+            total += _popcount64(bits[w])
+        for i in range(n):
+            v = _int_pick(k0, i, signed, &ok) - lo
+            if not ok:
+                gid[i] = -1
+                continue
+            gid[i] = <int32_t>(rank[v >> 6]
+                               + _popcount64(bits[v >> 6] & (((<uint64_t>1) << (v & 63)) - 1)))
+    return total
+
+
+cdef int64_t _dense_ids(const KeyCol* k0, bint signed, int64_t n, int32_t[::1] gid,
+                        bint ranked) except -2:
     """Numbers an integer key whose values span a range at most a few times the rows (the
     common surrogate key) with a plain array over that range — a small table, in cache, no
     hashing. Returns the number of groups, or -1 (nothing written) when the range is wider
@@ -265,6 +296,8 @@ cdef int64_t _dense_ids(const KeyCol* k0, bint signed, int64_t n, int32_t[::1] g
     # the span in unsigned arithmetic: hi - lo may not fit an int64 (-2**63 … 2**63 - 1)
     if seen and (<uint64_t>hi - <uint64_t>lo) > <uint64_t>(4 * n + (1 << 20)):
         return -1
+    if ranked and seen:
+        return _ranked_ids(k0, signed, n, lo, hi - lo + 1, gid)
     table = empty((hi - lo + 1) if seen else 1, np.int32, -1)
     cdef int32_t[::1] t = table
     with nogil:
@@ -314,12 +347,14 @@ cdef object _key_cols(list arrays, int64_t n, KeyCol** out):
     return spec
 
 
-def group_ids(list arrays, list alt=None, const uint8_t[::1] use_alt=None):
+def group_ids(list arrays, list alt=None, const uint8_t[::1] use_alt=None,
+              bint ranked=False):
     """Numbers the rows' keys: per row, the key's group (0, 1, … in order of first
     appearance), -1 where a key column is null; and the number of groups. arrays: the key
     columns, of equal length, each fixed-width (whole bytes) or string/binary (32- or 64-bit
     offsets), as cdcfast.apply makes them. With alt (columns of the same types) and use_alt
-    (per row, 1: read alt's row instead), the keys are those chosen."""
+    (per row, 1: read alt's row instead), the keys are those chosen. ranked: the caller
+    does not need first appearance — a dense integer key is then numbered in key order."""
     cdef int ncols = len(arrays)
     cdef int64_t n = len(arrays[0]) if ncols else 0
     cdef KeyCol* cols
@@ -344,7 +379,8 @@ def group_ids(list arrays, list alt=None, const uint8_t[::1] use_alt=None):
     # no need to reach the group's first row to compare), else the hash, kept in `hashes`
     cdef bint direct = ncols == 1 and 0 < cols[0].width <= 8
     if direct and pa.types.is_integer(arrays[0].type) and n:
-        dense = _dense_ids(&cols[0], pa.types.is_signed_integer(arrays[0].type), n, gid)
+        dense = _dense_ids(&cols[0], pa.types.is_signed_integer(arrays[0].type), n, gid,
+                           ranked)
         if dense >= 0:
             return gids, dense
     hashes = empty(0 if direct else n, np.uint64)

@@ -18,7 +18,7 @@ def empty(shape, dtype, fill=None):
     return np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
 
 
-def group_ids(arrays: list, alt=None, use_alt=None):
+def group_ids(arrays: list, alt=None, use_alt=None, ranked=False):
     """Per row, its key's group in order of first appearance (-1: a null key column), and
     the number of groups; with alt and use_alt, row i of alt where use_alt[i]."""
     n = len(arrays[0]) if arrays else 0

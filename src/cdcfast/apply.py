@@ -333,14 +333,17 @@ class _Fold:
         self.moved = _kernel.moved_keys(code, self.old_keys, self.new_keys)
         self.after = after
 
-    def _groups(self, target: pa.Table | None, current: np.ndarray | None = None):
+    def _groups(self, target: pa.Table | None, current: np.ndarray | None = None,
+                ranked: bool = False):
         """Numbers the keys of the target's rows, the events and the moved keys' old values
-        (once per fold); the target rows' groups are -1 where `current` is false."""
+        (once per fold); the target rows' groups are -1 where `current` is false. ranked:
+        the keys may be numbered in any order (SCD type 2 orders its versions by group)."""
         m = self.m
         same = all(o.type == a.type for o, a in zip(self.old_keys, self.new_keys))
         if target is None and not len(self.moved) and same:
             # the keys read in place, each row from before or after: no column made
-            gids, self.groups = _kernel.group_ids(self.new_keys, self.old_keys, self.is_d)
+            gids, self.groups = _kernel.group_ids(self.new_keys, self.old_keys, self.is_d,
+                                                  ranked=ranked)
         else:
             use = pa.array(self.is_d.view(bool))
             keys = [pc.if_else(use, o, a) for o, a in zip(self.old_keys, self.new_keys)]
@@ -361,8 +364,8 @@ class _Fold:
     def walk(self, target: pa.Table | None = None, **scd2):
         """Runs the walk from the target's rows (see _apply.walk for the SCD2 arguments);
         leaves its per-key outcome on self, and returns the number of versions."""
-        if not hasattr(self, "gid"):
-            self._groups(target)
+        if not hasattr(self, "gid"):                 # SCD type 1, net: any numbering
+            self._groups(target, ranked=True)
         # from Arrow's pool: a cache line holds two keys' heads; only the keys a partial
         # image reaches write their row of vals
         head = _kernel.empty((self.groups, _kernel.HEAD), np.int32)
