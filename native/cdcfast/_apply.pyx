@@ -86,14 +86,16 @@ cdef inline uint64_t _bytes_hash(const uint8_t* p, int64_t n, uint64_t h) noexce
     return _fmix(h ^ <uint64_t>n)
 
 
+cdef inline bint _valid_raw(const KeyCol* c, int64_t i) noexcept nogil:
+    cdef int64_t j = c.offset + i
+    return c.valid == NULL or (c.valid[j >> 3] >> (j & 7)) & 1
+
+
 cdef inline bint _valid(const KeyCol* c, int64_t i) noexcept nogil:
-    cdef int64_t j
+    """Row i of the column, or of its alt where sel says, is not null."""
     if c.sel != NULL and c.sel[i]:
         c = c.alt
-    if c.valid == NULL:
-        return True
-    j = c.offset + i
-    return (c.valid[j >> 3] >> (j & 7)) & 1
+    return _valid_raw(c, i)
 
 
 cdef inline void _span(const KeyCol* c, int64_t i, const uint8_t** p, int64_t* n) noexcept nogil:
@@ -219,11 +221,6 @@ cdef inline int64_t _int_raw(const KeyCol* k0, int64_t i, bint signed) noexcept 
     if w == 2:
         return (<const int16_t*>k0.data)[j] if signed else (<const uint16_t*>k0.data)[j]
     return (<const int8_t*>k0.data)[j] if signed else k0.data[j]
-
-
-cdef inline bint _valid_raw(const KeyCol* c, int64_t i) noexcept nogil:
-    cdef int64_t j = c.offset + i
-    return c.valid == NULL or (c.valid[j >> 3] >> (j & 7)) & 1
 
 
 cdef inline int64_t _int_pick(const KeyCol* k0, int64_t i, bint signed,
@@ -596,12 +593,6 @@ cdef inline void _delete(Key* st, const int32_t* row, int64_t k, Ver* ver) noexc
     st.ver = -1
     st.flags = DELETED
     st.base = -1
-
-
-cdef struct Flag:
-    const uint8_t* bits    # a boolean column's values
-    const uint8_t* valid   # its validity (NULL: no nulls); a null counts as true
-    int64_t offset
 
 
 cdef struct Sent:
