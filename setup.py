@@ -13,11 +13,21 @@ NATIVE = os.path.join("native", "cdcfast")
 runpy.run_path(os.path.join("native", "codes_pxd.py"))["write_all"]()
 
 FLAGS = ["-O3", "-fno-strict-aliasing"]
+LINK = []
+# CDCFAST_SANITIZE=1: every kernel under AddressSanitizer and UndefinedBehaviorSanitizer, for
+# the fuzzers and a run of the suite (the interpreter is not built with them: run under
+# ci/sanitize.sh, which preloads their runtime)
+if os.environ.get("CDCFAST_SANITIZE", "") not in ("", "0"):
+    SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+                "-fno-sanitize-recover=undefined"]
+    FLAGS = ["-O1", "-g", "-fno-strict-aliasing"] + SANITIZE
+    LINK = SANITIZE
 
 
 def ext(name):
     return Extension(f"cdcfast.{name}", [os.path.join(NATIVE, f"{name}.pyx")],
                      include_dirs=["native"], extra_compile_args=FLAGS,
+                     extra_link_args=LINK,
                      depends=glob.glob(os.path.join(NATIVE, "*.pxd"))
                      + glob.glob(os.path.join(NATIVE, "*.h")))
 

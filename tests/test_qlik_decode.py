@@ -569,3 +569,21 @@ def test_no_options():
     with pytest.raises(ValueError, match="unknown option"):
         cdcfast.Decoder("qlik", epoch_unit="s")
     assert cdcfast.Decoder("qlik").config()["options"] == {}
+
+
+@pytest.mark.parametrize("catalog", [True, False])
+def test_unknown_object_fields_are_skipped_without_reading_before_the_field_table(catalog):
+    """Found by the sanitizer build (ci/sanitize.sh, UBSan: index -1 out of bounds in
+    Scanner.walk): a key that is none of ours (field -1) with an object value was looked up
+    in the per-field counts before its field was checked. The decode is the same with such
+    keys around the data as without them, natively and in the reference."""
+    plain = pubsub(before={"ID": "7", "NAME": "Bob", "SALARY": "1100.00", "QTY": "3",
+                           "NOTES": "x", "HIRED": "2020-02-29"}, changeMask="07")
+    extra = {"x-vendor": {"a": {"b": [1, {"c": 2}]}}, **plain, "zz": {"data": {"ID": "9"}}}
+    extra["headers"] = {"x-trace": {"id": "1"}, **plain["headers"]}
+    kw = {"catalog": EMP} if catalog else {}
+    want = cdcfast.reference.decode(line(plain), format="qlik", **kw)
+    for dec in (cdcfast, cdcfast.reference):
+        got = dec.decode(line(extra), format="qlik", **kw)
+        assert got.drop_columns(["source"]).to_pylist() == \
+            want.drop_columns(["source"]).to_pylist()

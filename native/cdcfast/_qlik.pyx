@@ -311,7 +311,7 @@ cdef class Scanner(Walker):
                     f == T_MESSAGE or f == T_HEADERS or f == M_HEADERS):
                 e = self.walk(v, 1 if f == T_MESSAGE else 2 if f == T_HEADERS else 3,
                               depth + 1)
-            elif b[v] == 123 and self.checking and self.hn[f] == 1 and (
+            elif b[v] == 123 and self.checking and f >= 0 and self.hn[f] == 1 and (
                     f == M_DATA or f == M_BEFORE or (f == T_DATA or f == T_BEFORE)
                     and self.hn[T_MESSAGE] == 0) and self.predict(f >= M_HEADERS):
                 e = self.pre_image(v, f == M_DATA or f == T_DATA, depth + 1)
@@ -705,8 +705,9 @@ cdef class Scanner(Walker):
             return False
         o.reserve_row()
         o.null_row(o.length)
-        memset(o.sent_b, 0, o.ncols)
-        memset(o.sent_a, 0, o.ncols)
+        if o.ncols:                              # no columns: no arrays (NULL)
+            memset(o.sent_b, 0, o.ncols)
+            memset(o.sent_a, 0, o.ncols)
         self.nx = 0
         self.pre_slot = slot
         self.pre_row = o.length
@@ -783,8 +784,9 @@ cdef class Scanner(Walker):
         cdef bint has_b = False, has_a = False
         cdef bint data_first = self.hp[fb] < 0 or (self.hp[fd] >= 0 and self.hp[fd] < self.hp[fb])
         self.nx = 0
-        memset(o.sent_b, 0, o.ncols)
-        memset(o.sent_a, 0, o.ncols)
+        if o.ncols:                              # no columns: no arrays (NULL)
+            memset(o.sent_b, 0, o.ncols)
+            memset(o.sent_a, 0, o.ncols)
         if data_first:
             r = self.one_image(o, row, fd, op != OP_D, &has_a if op != OP_D else &has_b)
             if r == 0 and op == OP_U:
