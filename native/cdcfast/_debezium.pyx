@@ -461,8 +461,9 @@ cdef class Scanner(Walker):
 
     cdef void fresh_images(self, Out o) noexcept:
         """No column of the row's images sent yet, no key the table lacks met."""
-        memset(o.sent_b, 0, o.ncols)
-        memset(o.sent_a, 0, o.ncols)
+        if o.ncols:                              # no columns: no arrays (NULL)
+            memset(o.sent_b, 0, o.ncols)
+            memset(o.sent_a, 0, o.ncols)
         self.nx = 0
         self.nxk[0] = self.nxk[1] = 0
 

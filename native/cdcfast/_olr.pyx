@@ -910,8 +910,9 @@ cdef class Scanner(Walker):
         cdef int r
         cdef bint has_b = False, has_a = False
         self.nx = 0
-        memset(o.sent_b, 0, o.ncols)
-        memset(o.sent_a, 0, o.ncols)
+        if o.ncols:                              # no columns: no arrays (NULL)
+            memset(o.sent_b, 0, o.ncols)
+            memset(o.sent_a, 0, o.ncols)
         if op == OP_D or op == OP_U:
             r = self.one_image(o, row, 0, &has_b)
             if r != 0:

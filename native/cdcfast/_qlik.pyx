@@ -746,8 +746,9 @@ cdef class Scanner(Walker):
                 else:
                     put_fixed(cb, row, ca.data + row * ca.width, ca.width)
             undo_value(ca, row)
-        memcpy(o.sent_b, o.sent_a, n)
-        memset(o.sent_a, 0, n)
+        if n:                                    # no columns: no arrays (NULL)
+            memcpy(o.sent_b, o.sent_a, n)
+            memset(o.sent_a, 0, n)
         if o.nerr:
             e = o.errs + (o.nerr - 1) * 6
             if e[0] == row and IMG_AFTER <= e[1] < IMG_AFTER + IMG_BEFORE:
