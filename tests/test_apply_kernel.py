@@ -22,6 +22,17 @@ def groups_of(gid) -> list:
     return [int(g) for g in gid]
 
 
+def folds(t: pa.Table) -> tuple:
+    """(apply_changes, net_changes) of t through the kernel, and through the twin."""
+    native = (cdcfast.apply_changes(t), cdcfast.net_changes(t))
+    saved = A._kernel
+    A._kernel = _apply_py
+    try:
+        return native, (cdcfast.apply_changes(t), cdcfast.net_changes(t))
+    finally:
+        A._kernel = saved
+
+
 KEYS = {
     "int64": pa.array([5, 3, 5, None, 3, 7, -1, 5], pa.int64()),     # a dense range: a table
     "int64 wide": pa.array([2**40, -2**40, 2**40, None, 0, 7, -2**40, 2**62]),   # hashed
@@ -109,14 +120,7 @@ def test_a_key_of_a_type_that_cannot_be_one_says_so():
 @relaxed
 @given(event_lists())
 def test_the_fold_through_the_python_twin_is_the_natives(events):
-    t = table(events)
-    native = (cdcfast.apply_changes(t), cdcfast.net_changes(t))
-    saved = A._kernel
-    A._kernel = _apply_py
-    try:
-        twin = (cdcfast.apply_changes(t), cdcfast.net_changes(t))
-    finally:
-        A._kernel = saved
+    native, twin = folds(table(events))
     assert native[0].equals(twin[0]) and native[1].equals(twin[1])
     assert rows_of(twin[0]) == model(events)[0]
 
@@ -171,14 +175,7 @@ def test_wide_tables_with_partial_images_fold_as_the_twin(width):
     """Tables of more columns than a mask word: partial images (the row of `vals`) and full
     ones (the head alone) through the kernel equal the twin's fold."""
     from cdcfast.bench.apply import events
-    t = events(400, 40, width=width, partial=0.5, seed=width)
-    native = (cdcfast.apply_changes(t), cdcfast.net_changes(t))
-    saved = A._kernel
-    A._kernel = _apply_py
-    try:
-        twin = (cdcfast.apply_changes(t), cdcfast.net_changes(t))
-    finally:
-        A._kernel = saved
+    native, twin = folds(events(400, 40, width=width, partial=0.5, seed=width))
     assert native[0].num_rows > 0
     assert native[0].equals(twin[0]) and native[1].equals(twin[1])
 
@@ -229,3 +226,19 @@ def test_take_validity_refuses_a_row_out_of_range():
         _apply.take_validity(pa.array([1, 2]), np.array([0, 2], np.int64))
     with pytest.raises(IndexError, match="out of range"):
         _apply.take_validity(pa.array([1, 2]), np.array([-1], np.int32))
+
+
+def test_the_kernels_refuse_rows_and_groups_out_of_range():
+    """The walk indexes the keys' records by group, present_masks the flags by row: what
+    they are given is checked against what is there."""
+    present = pa.StructArray.from_arrays([pa.array([True, False])], names=["A"])
+    with pytest.raises(ValueError, match="more events"):
+        _apply.present_masks(present, [0], None, 3)
+    with pytest.raises(IndexError, match="out of range"):
+        _apply.present_masks(present, [0], np.array([0, 2], np.int64))
+    head = _apply.empty((1, _apply.HEAD), np.int32)
+    vals = _apply.empty((1, 1), np.int32)
+    with pytest.raises(ValueError, match="group out of range"):
+        _apply.walk(np.array([0, 1], np.int32), None, np.zeros(2, np.uint8),
+                    np.ones(2, np.uint8), None, 1, np.empty(0, np.int32), head, vals,
+                    np.zeros(len(_apply.STATS), np.int64))

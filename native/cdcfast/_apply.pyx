@@ -703,6 +703,13 @@ def present_masks(present, list columns, const int64_t[::1] orig=None, int64_t m
         m = orig.shape[0]
     if all(f < 0 for f in columns):
         return None
+    cdef int64_t length = len(present), r
+    if orig is None and not 0 <= m <= length:
+        raise ValueError("present_masks: more events than the struct's rows")
+    if orig is not None:
+        for r in range(m):
+            if not 0 <= orig[r] < length:
+                raise IndexError("present_masks: a row out of range")
     cdef Flags f
     keep = _flags_setup(&f, present, columns)
     cdef int64_t words = max(f.words, 1)
@@ -1074,7 +1081,14 @@ def walk(const int32_t[::1] gid, const int32_t[::1] ogid, const uint8_t[::1] kin
             or stats.shape[0] != len(STATS):
         raise ValueError("walk: arrays of mismatched lengths")
     cdef bint first = track is not None, second = ver_group is not None, moves = ogid is not None
-    cdef int64_t ntrack = track.shape[0] if first else 0
+    cdef int64_t ntrack = track.shape[0] if first else 0, q
+    for q in range(m):                   # the records are indexed by these: in range
+        if gid[q] >= groups or (moves and ogid[q] >= groups):
+            raise ValueError("walk: a group out of range")
+    if first:
+        for q in range(ntrack):
+            if not 0 <= track[q] < ncols:
+                raise ValueError("walk: a tracked column out of range")
     if first and (prev is None or newrow is None or prev.shape[0] != ntrack
                   or prev.shape[1] != m or newrow.shape[0] != m):
         raise ValueError("walk: track needs prev and newrow of the events' length")
