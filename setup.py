@@ -17,9 +17,13 @@ LINK = []
 # CDCFAST_SANITIZE=1: every kernel under AddressSanitizer and UndefinedBehaviorSanitizer, for
 # the fuzzers and a run of the suite (the interpreter is not built with them: run under
 # ci/sanitize.sh, which preloads their runtime)
-if os.environ.get("CDCFAST_SANITIZE", "") not in ("", "0"):
-    SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-                "-fno-sanitize-recover=undefined"]
+# CDCFAST_SANITIZE=fuzz (clang only) adds libFuzzer's coverage, so that atheris's fuzzers see
+# the kernels' branches (ci/fuzz.sh builds it out of the tree and preloads atheris's runtime)
+SANITIZE_MODE = os.environ.get("CDCFAST_SANITIZE", "")
+if SANITIZE_MODE not in ("", "0"):
+    SANITIZE = ["-fsanitize=address,undefined"
+                + (",fuzzer-no-link" if SANITIZE_MODE == "fuzz" else ""),
+                "-fno-omit-frame-pointer", "-fno-sanitize-recover=undefined"]
     FLAGS = ["-O1", "-g", "-fno-strict-aliasing"] + SANITIZE
     LINK = SANITIZE
 

@@ -109,9 +109,6 @@ cdef class Scanner(Walker):
     # images read during the walk: into which output (-1: none, -2: not guessed yet), which
     cdef int64_t pre_slot
     cdef bint pre_b, pre_a
-    # keys the table lacks, per image (before, after): the first 16 (start, end), their count
-    cdef int64_t xk[2][32]
-    cdef int nxk[2]
     cdef uint8_t* scratch               # base64 of decimals, decoded
     cdef int64_t scap
 
@@ -465,7 +462,6 @@ cdef class Scanner(Walker):
             memset(o.sent_b, 0, o.ncols)
             memset(o.sent_a, 0, o.ncols)
         self.nx = 0
-        self.nxk[0] = self.nxk[1] = 0
 
     cdef void undo_pre(self) noexcept:
         """Take back the images read into the guessed output (another table, a control
@@ -848,22 +844,6 @@ cdef class Scanner(Walker):
         if v >= 0 and b[v] != 110:
             o.add_problem(row, self.fid(f), P_NOT_OBJECT, v, v, value_end(b, v, self.dend))
         return False
-
-    cdef void extra_key(self, int64_t k, int64_t e, bint after) noexcept:
-        """A key the table lacks: counted once per key and image (a key given twice, once),
-        as the reference counts a dict's keys."""
-        cdef int64_t t, n = e - k
-        cdef int64_t* seen = &self.xk[after][0]
-        cdef int cnt = self.nxk[after]
-        for t in range(min(cnt, 16)):
-            if seen[2 * t + 1] - seen[2 * t] == n and memcmp(self.buf + seen[2 * t],
-                                                             self.buf + k, n) == 0:
-                return
-        if cnt < 16:
-            seen[2 * cnt] = k
-            seen[2 * cnt + 1] = e
-        self.nxk[after] = cnt + 1
-        self.nx += 1
 
     # -- one value -----------------------------------------------------------------------------
     cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,

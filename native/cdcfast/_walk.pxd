@@ -18,6 +18,14 @@ from cdcfast._json_codes cimport (STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
                                   STOP_SCHEMA, STOP_PLAN, STOP_PAUSE, W_VALUE, W_NOT_NULL,
                                   W_SURROGATE, IMG_BEFORE, IMG_AFTER)
 
+cdef extern from "_keyset.h":
+    # the distinct keys of an image that its table lacks (each counts once per image)
+    ctypedef struct cdc_keyset:
+        int64_t count
+    void cdc_ks_clear(cdc_keyset* s) noexcept nogil
+    void cdc_ks_free(cdc_keyset* s) noexcept nogil
+    int cdc_ks_add(cdc_keyset* s, const uint8_t* p, int64_t n, int esc) noexcept nogil
+
 cdef enum:
     MAX_FIELDS = 40      # a format's fields of a document (hp, he, hk, hn), at most
 
@@ -61,6 +69,7 @@ cdef class Walker:
     cdef readonly int64_t full_slot     # STOP_BATCH: which output
     # row images
     cdef int64_t nx                     # keys the table lacks in this row's images
+    cdef cdc_keyset xkeys               # this image's keys the table lacks, so far
     cdef readonly bytes pending_key     # STOP_COLUMN: the new key's raw text
     cdef readonly int64_t pending_slot  # STOP_COLUMN: which output
 
@@ -99,6 +108,6 @@ cdef class Walker:
     @cython.final
     cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
                             int depth, bint values) except -2
-    cdef void extra_key(self, int64_t k, int64_t e, bint after) noexcept
+    cdef void extra_key(self, int64_t k, int64_t e, int esc) noexcept
     @cython.final
     cdef void reset_fields(self, int64_t a, int64_t z) noexcept

@@ -45,6 +45,7 @@ cdef class Walker:
     def __dealloc__(self):
         free(self.tslot)
         free(self.tunk)
+        cdc_ks_free(&self.xkeys)
 
     # -- what Python tells the walker --------------------------------------------------------
     def add_output(self, Out out):
@@ -332,6 +333,7 @@ cdef class Walker:
         cdef list cols = o.after if after else o.before
         cdef Column c
         f0 = IMG_AFTER if after else IMG_BEFORE
+        cdc_ks_clear(&self.xkeys)
         i = ws(b, v + 1, end)
         if b[i] == 125:
             return 0
@@ -354,7 +356,7 @@ cdef class Walker:
                     self.pending_key = bytes(b[k:e])
                     self.pending_slot = self.outs.index(o)
                     return STOP_COLUMN
-                self.nx += 1                # a key the table lacks: counted, skipped
+                self.extra_key(k, e, esc)   # a key the table lacks: counted, skipped
                 e = token_end(b, w, end)
             else:
                 guess = j + 1
@@ -388,6 +390,7 @@ cdef class Walker:
         cdef uint8_t* sent = o.sent_a if after else o.sent_b
         cdef list cols = o.after if after else o.before
         cdef Column c
+        cdc_ks_clear(&self.xkeys)
         i = ws(b, v + 1, end)
         if i >= end:
             return BAD
@@ -416,7 +419,7 @@ cdef class Walker:
                     return BAD
                 j = o.column_of(b + k, e - k) if not esc else o.column_of_escaped(b + k, e - k)
             if j < 0:
-                self.extra_key(k, e, after)
+                self.extra_key(k, e, esc)
                 e = self.skip(w, 512 - depth)
             else:
                 guess = j + 1
@@ -446,7 +449,9 @@ cdef class Walker:
             self.hk[f] = -1
             self.hn[f] = 0
 
-    cdef void extra_key(self, int64_t k, int64_t e, bint after) noexcept:
-        """A key buf[k:e] of an image that names no column of its layout: counted (a format
-        whose reference counts each such key once per image says so here)."""
-        self.nx += 1
+    cdef void extra_key(self, int64_t k, int64_t e, int esc) noexcept:
+        """A key buf[k:e] (`esc`: it holds a backslash) of the image in hand that names no
+        column of its layout: counted once per key and image, as the reference counts the
+        keys of the dict json.loads gives (a key given twice once; "X" and "\\u0058" one key)."""
+        if cdc_ks_add(&self.xkeys, self.buf + k, e - k, esc):
+            self.nx += 1

@@ -99,15 +99,19 @@ class _NativeRun:
         sc.add_name(owner_b, name_b, tid)
 
     def _nocat_ncols(self, ident):
-        """N of a table the catalog lacks: from its first well-formed record, found by a
-        tokenizer-only pass over the part (once), so every output knows its columns before
-        its first row is written."""
+        """N of a table the catalog lacks: from its first well-formed record in the call (an
+        earlier part of the source may have fixed it: want.carried), else in this part, found
+        by a tokenizer-only pass over the part (once), so every output knows its columns
+        before its first row is written; 0 while no record fixes it."""
+        known = self.want.carried.setdefault("ibm_ncols", {})
+        if ident in known:
+            return known[ident]
         if self.ncols_hint is None:
             pre = self._ibm.Scanner(self.part.data, self.part.offsets, self.part.valid,
                                     self.fmt.delims)
             ids = {}
             while True:
-                st = pre.scan(1 << 16, 1 << 62)
+                st = pre.scan(CHUNK_RECORDS, 1 << 62)
                 if st == 2:
                     o, n = pre.pending_names()
                     _, t, nm = self._ident(full_name(self.fmt.text(o), self.fmt.text(n)))
@@ -118,8 +122,12 @@ class _NativeRun:
                 pre.reset()
                 if st == 0:
                     break
-            self.ncols_hint = {nm: max(pre.ncols(t), 0) for nm, t in ids.items()}
-        return self.ncols_hint.get(ident, 0)
+            self.ncols_hint = {nm: pre.ncols(t) for nm, t in ids.items()}
+        n = self.ncols_hint.get(ident, -1)
+        if n < 0:
+            return 0
+        known[ident] = n
+        return n
 
     def _output(self, key, table, ident):
         o = self.outputs.get(key)

@@ -61,6 +61,10 @@ class Want:
         self.before = True        # the before image's values read (a projection may not)
         self.requested = None
         self.matched = False      # a record of the requested table was met
+        # what a format learns in one part of the source and keeps for the next (the chunks
+        # of a ChunkedArray are one input, as the list of their messages is): ibm-delimited's
+        # N of a table the catalog lacks
+        self.carried = {}
         if table is not None and table is not ALL:
             t = catalog.get(table) if catalog else None
             self.requested = t.name if t else table

@@ -25,7 +25,7 @@ from ._debezium_codes import (EN_B64 as B64, EN_B64DEC as B64DEC, EN_DAYS as DAY
                               EN_PLAIN as PLAIN, EN_US as US, EN_VSD as VSD,
                               EN_ZONED as ZONED)
 from ._jsonmessages import LCol, Layout, documents, int_or_none, record_start
-from .base import Format
+from .base import Format, grown_table
 
 SOURCE = pa.struct([
     pa.field("version", pa.string()), pa.field("connector", pa.string()),
@@ -247,6 +247,12 @@ class Debezium(Format):
         return {fs["field"]: field_encoding(fs)[:2] for fs in fields}
 
     # -- decoding --------------------------------------------------------------------------
+    def table_of(self, batches: list) -> pa.Table:
+        """One output's batches as a table: rows met before their table's embedded schema
+        (unattributable ones in decode(table=None), an earlier part of a chunked source) were
+        written without its columns, and get them as nulls (grown_table)."""
+        return grown_table(batches)
+
     def can_split(self, native: bool) -> bool:
         return True                 # a byte search: no kernel needed
 

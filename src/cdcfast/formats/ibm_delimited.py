@@ -17,7 +17,7 @@ from ..errors import printable, show_value
 from ._ibm_codes import (E_AFTER_CLOSE, E_COUNT, E_DELETE_AFTER, E_HEX,  # noqa: F401
                          E_INSERT_BEFORE, E_NOT_NULL, E_ODD, E_STRAY_QUOTE, E_TEXT, E_TOO_FEW,
                          E_UNTERMINATED, E_VALUE)
-from .base import Format
+from .base import Format, grown_table
 
 # the seed's names for the 12 header fields, as errors name them
 HEADER_FIELDS = ("type", "identifier", "date", "time", "table_owner", "table_name",
@@ -163,6 +163,11 @@ class IbmDelimited(Format):
     # start about START_STEP bytes before `offset`, then a pass over a window from there
     # reports every record start.
     START_STEP = 1 << 18
+
+    def table_of(self, batches: list) -> pa.Table:
+        """One output's batches as a table: rows written before a table the catalog lacks had
+        its N (an earlier part of a chunked source) get its columns as nulls (grown_table)."""
+        return grown_table(batches)
 
     def can_split(self, native: bool) -> bool:
         return native               # only the kernel splits records fast enough

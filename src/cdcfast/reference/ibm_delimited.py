@@ -360,7 +360,8 @@ class PartDecoder:
         self.conv = Converter(fmt)
         self.messages = {}          # message index → its bytes
         self.outputs = {}           # output key → Output, in creation order
-        self.ncols = {}             # no-catalog table (see group) → (N, name that fixed it)
+        # no-catalog table (see group) → (N, name that fixed it), for the whole call
+        self.ncols = want.carried.setdefault("ibm_ncols", {})
 
     # -- stage 1: records of the part -------------------------------------------------------
     def records(self) -> list:

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of the native kernels under AddressSanitizer + UndefinedBehavior-
+# Sanitizer (atheris: libFuzzer inside). The harnesses are fuzz/*.py (fuzz/harness.py says
+# what each checks); docs/reliability.md keeps the campaign's table.
+#
+#   bash ci/fuzz.sh HARNESS [--runs N] [--time S] [libFuzzer flags…]   one harness
+#   bash ci/fuzz.sh --smoke                  every harness for 20 s (CI), two at a time
+#   bash ci/fuzz.sh --list                   the harnesses
+#
+# The kernels are built once, out of the tree (build/fuzz: clang, -fsanitize=address,
+# undefined,fuzzer-no-link, so libFuzzer sees their branches), and run from a copy of the
+# package there (build/fuzz/pkg); the normal build in src/ is not touched. New inputs go to
+# build/fuzz/work/HARNESS (fuzz/corpus/HARNESS, the committed corpus, and the peer data's
+# seeds in build/fuzz/peer/HARNESS are read, never written); a finding stops the run, is saved
+# as build/fuzz/findings/HARNESS/crash-…, printed in hex, and the script fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+OUT="$ROOT/build/fuzz"
+HARNESSES=(ibm lldf debezium olr qlik split catalog hexmask jsonscan)
+SMOKE_SECONDS="${CDCFAST_FUZZ_SMOKE_SECONDS:-20}"
+
+die() { echo "ci/fuzz.sh: $*" >&2; exit 1; }
+
+need_tools() {
+    if ! command -v clang-14 >/dev/null && ! command -v clang >/dev/null; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            echo "ci/fuzz.sh: installing clang (Debian's package) for libFuzzer's coverage" >&2
+            (apt-get update -q && apt-get install -y -q clang) >/dev/null
+        else
+            die "clang is needed (apt-get install clang)"
+        fi
+    fi
+    CLANG="$(command -v clang-14 || command -v clang)"
+    python -c "import atheris" 2>/dev/null || python -m pip install -q "atheris>=2.3" \
+        || die "atheris is needed (pip install atheris)"
+    ATHERIS_DIR="$(python -c 'import atheris; print(atheris.path())')"
+}
+
+build() {
+    # rebuilt when a kernel source is newer than the last build (one build at a time)
+    local stamp="$OUT/built"
+    exec 9>"$OUT/build.lock"
+    flock 9
+    if [ ! -e "$stamp" ] || [ -n "$(find native setup.py -newer "$stamp" -type f \
+            \( -name '*.pyx' -o -name '*.pxd' -o -name '*.h' -o -name '*.py' \) | head -1)" ]; then
+        echo "ci/fuzz.sh: building the sanitizer kernels into build/fuzz (about 2 minutes)" >&2
+        CC="$CLANG" LDSHARED="$CLANG -shared" CDCFAST_SANITIZE=fuzz \
+            python setup.py -q build_ext --build-lib "$OUT/lib" --build-temp "$OUT/tmp" -j2 \
+            > "$OUT.log" 2>&1 || { tail -40 "$OUT.log" >&2; die "the sanitizer build failed"; }
+        touch "$stamp"
+    fi
+    flock -u 9
+    # this run's package: its Python from src/ (as it is now), its kernels from the build
+    PKG="$OUT/pkg/$$"
+    trap 'rm -rf "$PKG"' EXIT
+    mkdir -p "$PKG"
+    cp -r src/cdcfast "$PKG/"
+    find "$PKG" \( -name '*.so' -o -name '__pycache__' \) -prune -exec rm -rf {} +
+    cp "$OUT"/lib/cdcfast/*.so "$PKG/cdcfast/"
+}
+
+sanitized() {
+    # python under atheris's ASan+UBSan runtime (with libFuzzer), the build's package first
+    LD_PRELOAD="$ATHERIS_DIR/asan_with_fuzzer.so${LD_PRELOAD:+:$LD_PRELOAD}" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:handle_abort=1:malloc_context_size=4}" \
+    UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}" \
+    PYTHONPATH="$PKG:$ROOT/fuzz:$ROOT/tests" CDCFAST_REQUIRE_NATIVE=1 \
+        python "$@"
+}
+
+show_findings() {
+    local dir="$1" found=0
+    for f in "$dir"/finding-* "$dir"/crash-* "$dir"/timeout-* "$dir"/oom-* "$dir"/leak-* "$dir"/slow-unit-*; do
+        [ -e "$f" ] || continue
+        found=1
+        echo "=== finding: $f ($(stat -c %s "$f") bytes), the input in hex:" >&2
+        python -c 'import sys; d = open(sys.argv[1], "rb").read(); print("\n".join(d[i:i + 48].hex() for i in range(0, len(d), 48)))' "$f" >&2
+    done
+    return $found
+}
+
+run_one() {
+    local h="$1"; shift
+    [ -f "fuzz/$h.py" ] || die "no harness fuzz/$h.py (bash ci/fuzz.sh --list)"
+    local args=()
+    while [ "$#" -gt 0 ]; do
+        case "$1" in
+            --runs) args+=("-runs=$2"); shift 2 ;;
+            --time) args+=("-max_total_time=$2"); shift 2 ;;
+            *) args+=("$1"); shift ;;
+        esac
+    done
+    local work="$OUT/work/$h" found="$OUT/findings/$h"
+    mkdir -p "$work" "$found" "fuzz/corpus/$h"
+    if [ ! -d "$OUT/peer/$h" ] && [ -d ../shared/peer-data ]; then
+        PYTHONPATH="$ROOT/fuzz:$ROOT/tests" python fuzz/seeds.py "$h" >/dev/null
+    fi
+    local dirs=("$work" "fuzz/corpus/$h")
+    [ -d "$OUT/peer/$h" ] && dirs+=("$OUT/peer/$h")
+    local rc=0
+    sanitized "fuzz/$h.py" -timeout=10 -rss_limit_mb=3072 -malloc_limit_mb=1024 \
+        -max_len=16384 -print_final_stats=1 -artifact_prefix="$found/" "${args[@]}" \
+        "${dirs[@]}" || rc=$?
+    if ! show_findings "$found" || [ "$rc" -ne 0 ]; then
+        die "$h: a finding (exit $rc): see above and $found"
+    fi
+}
+
+case "${1:-}" in
+    ""|-h|--help) sed -n '2,16p' "$0"; exit 2 ;;
+    --list) printf '%s\n' "${HARNESSES[@]}"; exit 0 ;;
+esac
+need_tools
+mkdir -p "$OUT"
+build
+if [ "$1" = "--smoke" ]; then
+    # two harnesses at a time (2 cores): about 10 × 20 s / 2 plus the build
+    fail=0
+    for ((i = 0; i < ${#HARNESSES[@]}; i += 2)); do
+        pids=()
+        for h in "${HARNESSES[@]:i:2}"; do
+            run_one "$h" -max_total_time="$SMOKE_SECONDS" > "$OUT/smoke-$h.log" 2>&1 &
+            pids+=("$!:$h")
+        done
+        for p in "${pids[@]}"; do
+            if wait "${p%%:*}"; then
+                echo "fuzz smoke ${p#*:}: $(grep -E '^stat::number_of_executed_units' \
+                    "$OUT/smoke-${p#*:}.log" | awk '{print $2}') executions, no finding"
+            else
+                fail=1
+                echo "fuzz smoke ${p#*:}: FAILED" >&2
+                tail -80 "$OUT/smoke-${p#*:}.log" >&2
+            fi
+        done
+    done
+    exit $fail
+fi
+run_one "$@"
