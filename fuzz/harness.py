@@ -39,6 +39,7 @@ import pyarrow as pa  # noqa: E402
 import cdcfast  # noqa: E402
 import cdcfast.reference  # noqa: E402
 from cdcfast.errors import error_text  # noqa: E402
+from cdcfast.formats.base import grown_table  # noqa: E402
 from jsonfuzz import _allowed, difference, run, validated  # noqa: E402
 
 MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST", "PERMISSIVE")
@@ -149,6 +150,11 @@ def _short(text: str, n: int = 3000) -> str:
 
 
 # -- checks of a result -----------------------------------------------------------------------
+
+def _joined(batches: list):
+    """read_batches' batches as one table (a layout that grew padded), [] for none."""
+    return grown_table(batches) if batches else []
+
 
 def tables_of(result) -> list:
     if isinstance(result, dict):
@@ -368,7 +374,11 @@ class DecodeTarget:
             _, again = self.decoders(case)
             _, as_list = self.call(case, cat, list(case.messages))
             listed = run(lambda: as_list(again["native"]))
-            diff = difference(native, listed, f"{case.mode} {call}: chunked against a list")
+            chunked = native
+            if call == "read_batches" and native[0] == listed[0] == "ok":
+                # where a batch ends may differ (a chunk's end ends one): the rows may not
+                chunked, listed = (("ok", _joined(r[1])) for r in (native, listed))
+            diff = difference(chunked, listed, f"{case.mode} {call}: chunked against a list")
             if diff is None and native[0] == "ok" \
                     and decs["native"].last_stats != again["native"].last_stats:
                 diff = (f"{case.mode} {call}: last_stats chunked {decs['native'].last_stats}, "
@@ -378,7 +388,7 @@ class DecodeTarget:
         if LIMITS.on:
             stats = decs["native"].last_stats or {}
             rows = max(rows_of(native[1]) if native[0] == "ok" else 0,
-                       stats.get("records", 0), stats.get("events", 0))
+                       stats.get("records", 0), stats.get("events", 0), len(case.messages))
             tables = max(len(native[1]) if isinstance(native[1], dict) else 1,
                          stats.get("unknown_tables", 0))
             LIMITS.check_time(self.path(case, call), seconds, case.nbytes, rows, tables,

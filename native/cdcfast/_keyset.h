@@ -158,8 +158,9 @@ static inline int cdc_ks_add(cdc_keyset* s, const uint8_t* p, int64_t n, int esc
     if ((s->count + 1) * 2 > s->nslot && cdc_ks_grow(s) < 0) return 1;
     int64_t j = (int64_t)(h & (uint64_t)(s->nslot - 1));
     while (s->gen[j] == s->cur) {
-        if (s->hash[j] == h && s->len[j] == n && memcmp(s->arena + s->off[j], k, (size_t)n) == 0)
-            return 0;
+        if (s->hash[j] == h && s->len[j] == n
+                && (n == 0 || memcmp(s->arena + s->off[j], k, (size_t)n) == 0))
+            return 0;                           /* (an empty key: no arena yet, NULL) */
         j = (j + 1) & (s->nslot - 1);
     }
     if (s->alen + n > s->acap) {
