@@ -15,7 +15,7 @@ import os
 
 from libc.stdint cimport uint8_t, int32_t, int64_t, uintptr_t
 from libc.stdlib cimport free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 import pyarrow as pa
 
 from cdcfast._kinds cimport *
@@ -62,8 +62,9 @@ cdef void _drop_oldest() noexcept:
     free(_cache_p[0])
     _held -= _cache_cap[0]
     _cached -= 1
-    memcpy(&_cache_p[0], &_cache_p[1], _cached * sizeof(uint8_t*))
-    memcpy(&_cache_cap[0], &_cache_cap[1], _cached * sizeof(int64_t))
+    # (the ranges overlap: memmove — memcpy there is undefined; ASan's memcpy-param-overlap)
+    memmove(&_cache_p[0], &_cache_p[1], _cached * sizeof(uint8_t*))
+    memmove(&_cache_cap[0], &_cache_cap[1], _cached * sizeof(int64_t))
 
 
 cdef void _give(uint8_t* p, int64_t cap) noexcept:
