@@ -34,6 +34,9 @@ need_tools() {
     CLANG="$(command -v clang-14 || command -v clang)"
     python -c "import atheris" 2>/dev/null || python -m pip install -q "atheris>=2.3" \
         || die "atheris is needed (pip install atheris)"
+    # the build's own tools (pip's isolated build of the package leaves them out of the venv)
+    python -c "import Cython, numpy" 2>/dev/null || python -m pip install -q "Cython>=3.0" numpy \
+        || die "Cython and numpy are needed to build the kernels"
     ATHERIS_DIR="$(python -c 'import atheris; print(atheris.path())')"
 }
 
