@@ -374,3 +374,35 @@ def test_detect_framing_follows_the_rule(msgs):
     for (f, _, _, _, muts), b in zip(msgs, bufs):
         if not muts:
             assert oracle(b) == f
+
+
+@pytest.mark.parametrize("framing", ["rdw", "vb"])
+def test_a_segment_numbered_zero_is_a_cut(framing):
+    """Found by the split fuzz harness (fuzz/split.py, docs/reliability.md): a record with
+    TOTALSEGS > 1 and SEGNUM 0 never continues a segmented record (it is an error alone,
+    docs/lldf.md "Segments"), so a cut may go before it — the reference's walk cut there, the
+    native one did not (it asked for SEGNUM 1). Both cut alike now, and the pieces decode to
+    the rows of the whole."""
+    data, cat, _ = generate(6, framing, block_bytes=700)
+    fmt = Lldf(cat, framing=framing)
+    starts = fmt.split_points(data, 1, False)
+    assert len(starts) > 4
+    buf = bytearray(data)
+    for at in starts[2:-1]:             # every record (block) after the second: SEGNUM 0 of 2
+        h = at + (8 if framing == "vb" else 4)
+        buf[h + lldf_format.OFF_TOTALSEGS:h + lldf_format.OFF_TOTALSEGS + 2] = b"\x00\x02"
+        buf[h + lldf_format.OFF_SEGNUM:h + lldf_format.OFF_SEGNUM + 2] = b"\x00\x00"
+    data = bytes(buf)
+    for step in (1, 200, 700):
+        native, ref = fmt.split_points(data, step, True), fmt.split_points(data, step, False)
+        assert native == ref, step
+    cuts = fmt.split_points(data, 1, True)
+    assert cuts == starts
+    whole = cdcfast.headers(data, format=FMT, catalog=cat)
+    assert whole.column("_error").null_count < whole.num_rows      # SEGNUM errors
+    pieces = pa.concat_tables([cdcfast.headers(data[a:b], format=FMT, catalog=cat)
+                               for a, b in zip(cuts, cuts[1:])])
+    # (error texts name the byte in their own piece: compared without it)
+    assert pieces.drop_columns(["seq", "_error"]).equals(whole.drop_columns(["seq", "_error"]))
+    assert [e and e.split(" (message")[0] for e in pieces.column("_error").to_pylist()] == \
+        [e and e.split(" (message")[0] for e in whole.column("_error").to_pylist()]

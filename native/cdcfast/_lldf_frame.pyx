@@ -622,8 +622,10 @@ def record_starts(data, str framing, int64_t step):
             start = ph.p - 4
         else:
             start = ph.p
+        # (a segment numbered 0 never continues a record either: it is an error alone,
+        # docs/lldf.md "Segments", so a cut may go before it, as the reference's walk has it)
         if start >= target and start > last and (be16(d + ph.h + OFF_TOTALSEGS) <= 1
-                                                  or be16(d + ph.h + OFF_SEGNUM) == 1):
+                                                  or be16(d + ph.h + OFF_SEGNUM) <= 1):
             out.append(start)
             last = start
             target = (start // step + 1) * step

@@ -730,7 +730,6 @@ cdef class Scanner(Walker):
         and the row's problem with them."""
         cdef int64_t j, n = o.ncols, k
         cdef Column ca, cb
-        cdef int64_t* e
         for j in range(n):
             if not o.sent_a[j]:
                 continue
@@ -749,10 +748,7 @@ cdef class Scanner(Walker):
         if n:                                    # no columns: no arrays (NULL)
             memcpy(o.sent_b, o.sent_a, n)
             memset(o.sent_a, 0, n)
-        if o.nerr:
-            e = o.errs + (o.nerr - 1) * 6
-            if e[0] == row and IMG_AFTER <= e[1] < IMG_AFTER + IMG_BEFORE:
-                e[1] -= IMG_AFTER - IMG_BEFORE
+        o.move_fields(row, IMG_AFTER, IMG_AFTER + IMG_BEFORE, IMG_BEFORE - IMG_AFTER)
         return 0
 
     cdef void drop_pre(self) noexcept:

@@ -6,8 +6,9 @@ the order of its struct), and the row images of the table when the call wants th
 after, changed and present, one Column per table column, with the flag bitmaps also reached
 through raw pointers (`flags`) so a row's flags are set without Python. Rows are written at an
 index (`length` is the next row) and only become rows with `finish_row`, so a row can be taken
-back (`clear_row`) when the kernel has to stop for Python halfway through it. Problems are one
-entry per row, the first in document order; Python writes their texts.
+back (`clear_row`) when the kernel has to stop for Python halfway through it. Every problem of a
+row is kept while it is read (a key given twice voids its first value's); a row's problem is its
+first in document order; Python writes their texts.
 
 A layout typed by the data (`derived`) grows: `add_column` adds a string column, null in the
 rows written so far.
@@ -85,3 +86,5 @@ cdef class Out:
     cdef void clear_row(self, int64_t row) noexcept
     cdef int add_problem(self, int64_t row, int64_t field, int64_t code, int64_t pos,
                          int64_t a, int64_t b) except -1
+    cdef void move_fields(self, int64_t row, int64_t lo, int64_t hi, int64_t delta) noexcept
+    cdef int64_t _first_of_row(self, int64_t i) noexcept

@@ -182,15 +182,18 @@ cdef class Out:
     cdef void twice_problem(self, int64_t row, int64_t field, int64_t pos) except *:
         """A column given twice: "given twice" at the second key is the column's problem —
         it replaces one the first value had (the reference reads only the key's last value,
-        so it never sees that one)."""
+        so it never sees that one), and the row's problem is then the first of the others
+        and this one (every problem of the row in hand is kept until the row is read)."""
+        cdef int64_t i = self.nerr - 1
         cdef int64_t* e
-        if self.nerr and self.errs[(self.nerr - 1) * 6] == row \
-                and self.errs[(self.nerr - 1) * 6 + 1] == field:
-            e = self.errs + (self.nerr - 1) * 6
-            if e[2] != W_TWICE:         # (the second key's)
-                e[2] = W_TWICE
-                e[3] = e[4] = e[5] = pos
-            return
+        while i >= 0 and self.errs[i * 6] == row:
+            e = self.errs + i * 6
+            if e[1] == field:
+                if e[2] != W_TWICE:     # (a third key: the second key's stands)
+                    e[2] = W_TWICE
+                    e[3] = e[4] = e[5] = pos
+                return
+            i -= 1
         self.add_problem(row, field, W_TWICE, pos, pos, pos)
 
     cdef void null_row(self, int64_t row) noexcept:
@@ -230,22 +233,15 @@ cdef class Out:
         cdef Column c
         for c in self.cols:
             undo_value(c, row)
-        if self.nerr and self.errs[(self.nerr - 1) * 6] == row:
+        while self.nerr and self.errs[(self.nerr - 1) * 6] == row:
             self.nerr -= 1
 
     cdef int add_problem(self, int64_t row, int64_t field, int64_t code, int64_t pos,
                          int64_t a, int64_t b) except -1:
-        """Keep the row's first problem in document order (one entry per row)."""
+        """Note a problem of a row. Every problem of a row is kept (a later key given twice
+        may void one, twice_problem); the row's problem is its first in document order
+        (`problems`, `peek_problems`)."""
         cdef int64_t* e
-        if self.nerr and self.errs[(self.nerr - 1) * 6] == row:
-            e = self.errs + (self.nerr - 1) * 6
-            if pos < e[3]:
-                e[1] = field
-                e[2] = code
-                e[3] = pos
-                e[4] = a
-                e[5] = b
-            return 0
         if self.nerr >= self.errcap:
             self.errcap = max(64, 2 * self.errcap)
             self.errs = <int64_t*>grow(self.errs, self.errcap * 6 * 8)
@@ -259,17 +255,47 @@ cdef class Out:
         self.nerr += 1
         return 0
 
+    cdef void move_fields(self, int64_t row, int64_t lo, int64_t hi, int64_t delta) noexcept:
+        """The row's problems of fields lo..hi-1 renumbered by delta (qlik: an after image
+        that turns out to be the before image)."""
+        cdef int64_t i = self.nerr - 1
+        cdef int64_t* e
+        while i >= 0 and self.errs[i * 6] == row:
+            e = self.errs + i * 6
+            if lo <= e[1] < hi:
+                e[1] += delta
+            i -= 1
+
+    cdef int64_t _first_of_row(self, int64_t i) noexcept:
+        """The entry, from entry i on, of the first problem (document order) of i's row."""
+        cdef int64_t best = i, j = i + 1, row = self.errs[i * 6]
+        while j < self.nerr and self.errs[j * 6] == row:
+            if self.errs[j * 6 + 3] < self.errs[best * 6 + 3]:
+                best = j
+            j += 1
+        return best
+
     def problems(self):
-        """(row, field, code, pos, a, b) of every row with a problem, then start afresh."""
-        out = [tuple(self.errs[i * 6 + k] for k in range(6)) for i in range(self.nerr)]
+        """(row, field, code, pos, a, b) of every row with a problem — its first in document
+        order —, then start afresh."""
+        cdef int64_t i = 0, b
+        out = []
+        while i < self.nerr:
+            b = self._first_of_row(i)
+            out.append(tuple(self.errs[b * 6 + k] for k in range(6)))
+            row = self.errs[i * 6]
+            while i < self.nerr and self.errs[i * 6] == row:
+                i += 1
         self.nerr = 0
         return out
 
     def peek_problems(self):
         """The first problem (row, field, code, pos, a, b, message index), if any, kept."""
+        cdef int64_t b
         if not self.nerr:
             return []
-        return [tuple(self.errs[k] for k in range(6)) + (self.rmsg[self.errs[0]],)]
+        b = self._first_of_row(0)
+        return [tuple(self.errs[b * 6 + k] for k in range(6)) + (self.rmsg[self.errs[0]],)]
 
     def rows_info(self):
         """Per row: (message index, record start, record end) as int64 numpy arrays."""
