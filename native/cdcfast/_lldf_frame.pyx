@@ -387,6 +387,8 @@ cdef class Framer:
         return 0
 
     cdef int _append(self, const uint8_t* p, int64_t n) except -1:
+        if n == 0:          # (an empty segment: no scratch yet, and memcpy(NULL, p, 0) is UB)
+            return 0
         if self.slen + n > self.scap:
             self.scap = max(self.slen + n, 2 * self.scap, 4096)
             self.scratch = <uint8_t*>grow(self.scratch, self.scap)
