@@ -219,10 +219,10 @@ def check_raised(e: Exception, messages: list) -> None:
 class Limits:
     """A call may take at most FACTOR× the CPU time a clean input of its size takes — bytes and
     rows —
-    on the same path: the fixed cost of the path (variant, catalog, call, source form: an empty
-    input's time) once and once more per table the input names (an output table costs about
-    what an empty call does), plus per byte and per row what the harness's own clean seeds
-    cost beyond their paths' (the median). Measured at start (`calibrate`, best of three after a warm-up
+    on the same path: the fixed cost of the path (variant, catalog, call, source form: one
+    clean message's time, an output batch of every column) once and once more per output
+    batch (a table the input names, a batch of read_batches), plus per byte and per row what
+    the harness's own clean seeds cost beyond their paths' (the median). Measured at start (`calibrate`, best of three after a warm-up
     pass), in the same build. And read_batches may hold at most its input + 2× its largest
     batch + SLACK of Arrow memory (docs/reliability.md). Off until calibrated (the corpus
     replay in the test suite times nothing)."""
@@ -245,17 +245,17 @@ class Limits:
         self.per_row = _median([s / max(r, 1) for s, _, r in rest]) if rest else 0.0
         self.on = True
 
-    def budget(self, path, nbytes: int, rows: int, tables: int) -> float:
+    def budget(self, path, nbytes: int, rows: int, batches: int) -> float:
         fixed = self.fixed.get(path, max(self.fixed.values(), default=0.0))
-        return self.FACTOR * (fixed * (1 + tables) + self.per_byte * nbytes
+        return self.FACTOR * (fixed * (1 + batches) + self.per_byte * nbytes
                               + self.per_row * rows)
 
-    def check_time(self, path, seconds: float, nbytes: int, rows: int, tables: int,
+    def check_time(self, path, seconds: float, nbytes: int, rows: int, batches: int,
                    again, empty) -> None:
         """`again`: the call once more; `empty`: the call on its path's empty input."""
         if not self.on or seconds <= self.FLOOR:
             return
-        limit = max(self.budget(path, nbytes, rows, tables), self.FLOOR)
+        limit = max(self.budget(path, nbytes, rows, batches), self.FLOOR)
         if seconds <= limit:
             return
         # a slow moment of the machine? the best of three, against the limit scaled by how
@@ -265,8 +265,8 @@ class Limits:
         limit *= max(1.0, now / max(self.fixed.get(path, now), 1e-6))
         if best > limit:
             raise Finding(f"took {best:.3f} s, over {self.FACTOR:g}× a clean input of "
-                          f"{nbytes} bytes, {rows} rows and {tables} tables on its path "
-                          f"{path} ({limit:.3f} s)")
+                          f"{nbytes} bytes, {rows} rows and {batches} output batches on its "
+                          f"path {path} ({limit:.3f} s)")
 
     def describe(self) -> str:
         f = sorted(self.fixed.values()) or [0.0]
@@ -394,7 +394,8 @@ class DecodeTarget:
                        stats.get("records", 0), stats.get("events", 0), len(case.messages))
             tables = max(len(native[1]) if isinstance(native[1], dict) else 1,
                          stats.get("unknown_tables", 0))
-            LIMITS.check_time(self.path(case, call), seconds, case.nbytes, rows, tables,
+            batches = tables + (-(-rows // case.batch) if call == "read_batches" else 0)
+            LIMITS.check_time(self.path(case, call), seconds, case.nbytes, rows, batches,
                               lambda: fn(decs["native"]), lambda: self.empty(case))
             if call == "read_batches" and native[0] == "ok":
                 table = cat.tables[0].name if cat is not None and cat.tables else None
@@ -446,13 +447,16 @@ class DecodeTarget:
         for data in seeds:
             self.check(data)
         fixed = {}
-        for v in range(len(self.variants)):
+        for v, (_, _, lists) in enumerate(self.variants):
+            # a path's cost with one clean message (an output batch of every column), or
+            # with none where the variant has no messages of its own
+            one = next((m for msgs in lists for m in msgs if m), b"")[:SEED_BYTES]
             for form in FORMS:
                 for catalog in (False, True):
                     for call in self.calls:
-                        p, t, _, _ = best(encode_case(form=form, catalog=catalog, call=call,
-                                                      variant=v, data=[] if form != "stream"
-                                                      else b""))
+                        p, t, _, _ = best(encode_case(
+                            form=form, catalog=catalog, call=call, variant=v, batch=1,
+                            data=one if form == "stream" else [one] if one else []))
                         fixed[p] = t
         samples = []
         for data in seeds:
