@@ -217,15 +217,15 @@ def check_raised(e: Exception, messages: list) -> None:
 # -- resource limits (only while fuzzing: the test suite times nothing) -----------------------
 
 class Limits:
-    """A call may take at most FACTOR× the CPU time a clean input of its size takes — bytes and
-    rows —
-    on the same path: the fixed cost of the path (variant, catalog, call, source form: one
-    clean message's time, an output batch of every column) once and once more per output
-    batch (a table the input names, a batch of read_batches), plus per byte and per row what
-    the harness's own clean seeds cost beyond their paths' (the median). Measured at start (`calibrate`, best of three after a warm-up
-    pass), in the same build. And read_batches may hold at most its input + 2× its largest
-    batch + SLACK of Arrow memory (docs/reliability.md). Off until calibrated (the corpus
-    replay in the test suite times nothing)."""
+    """A call may take at most FACTOR× the CPU time a clean input of its size takes — bytes,
+    rows and output batches — on the same path: the path's (variant, catalog, call, source
+    form) cost with one clean message (an output batch of every column) once and once more
+    per output batch (a table the input names, a batch of read_batches), plus per byte and per
+    row what the harness's own clean seeds cost beyond their paths' (the median). Measured at
+    start (`calibrate`, best of three after a warm-up pass), in the same build. And
+    read_batches may hold at most its input + 2× its largest batch + SLACK of Arrow memory
+    (docs/reliability.md). Off until calibrated (the corpus replay in the test suite times
+    nothing)."""
 
     FACTOR = 10.0
     FLOOR = 0.05            # s: below this a call is not judged (fixed Python costs, noise)
@@ -237,8 +237,8 @@ class Limits:
         self.per_byte = self.per_row = 0.0
 
     def calibrate(self, fixed: dict, samples: list) -> None:
-        """fixed: path -> seconds of an empty input; samples: (path, seconds, input bytes,
-        output rows) of clean inputs."""
+        """fixed: path -> CPU seconds of its one-message input (DecodeTarget.baseline);
+        samples: (path, seconds, input bytes, output rows) of clean inputs."""
         self.fixed = dict(fixed)
         rest = [(max(s - self.fixed.get(p, 0.0), 0.0), n, r) for p, s, n, r in samples]
         self.per_byte = _median([s / max(n, 1) for s, n, _ in rest]) if rest else 0.0
@@ -251,17 +251,18 @@ class Limits:
                               + self.per_row * rows)
 
     def check_time(self, path, seconds: float, nbytes: int, rows: int, batches: int,
-                   again, empty) -> None:
-        """`again`: the call once more; `empty`: the call on its path's empty input."""
+                   again, baseline) -> None:
+        """`again`: the call once more; `baseline`: the call on its path's calibration
+        input."""
         if not self.on or seconds <= self.FLOOR:
             return
         limit = max(self.budget(path, nbytes, rows, batches), self.FLOOR)
         if seconds <= limit:
             return
         # a slow moment of the machine? the best of three, against the limit scaled by how
-        # much slower than at calibration the path's empty input runs right now
+        # much slower than at calibration the path's own input runs right now
         best = min(_timed(again)[0] for _ in range(3))
-        now = min(_timed(empty)[0] for _ in range(3))
+        now = min(_timed(baseline)[0] for _ in range(3))
         limit *= max(1.0, now / max(self.fixed.get(path, now), 1e-6))
         if best > limit:
             raise Finding(f"took {best:.3f} s, over {self.FACTOR:g}× a clean input of "
@@ -396,7 +397,7 @@ class DecodeTarget:
                          stats.get("unknown_tables", 0))
             batches = tables + (-(-rows // case.batch) if call == "read_batches" else 0)
             LIMITS.check_time(self.path(case, call), seconds, case.nbytes, rows, batches,
-                              lambda: fn(decs["native"]), lambda: self.empty(case))
+                              lambda: fn(decs["native"]), lambda: self.baseline(case))
             if call == "read_batches" and native[0] == "ok":
                 table = cat.tables[0].name if cat is not None and cat.tables else None
                 check_batch_memory(decs["native"].read_batches(case.source, table,
@@ -419,14 +420,24 @@ class DecodeTarget:
                                       variant=v, batch=1 + k % 5, data=data)
                     k += 1
 
-    def empty(self, case: Case):
-        """The case's call on its path's empty input (natively)."""
-        data = encode_case(form=case.form, catalog=case.catalog, mode=case.mode,
-                           call=case.call, variant=case.variant, batch=case.batch,
-                           data=b"" if case.form == "stream" else [])
-        empty = Case(data, len(self.variants))
-        cat, decs = self.decoders(empty)
-        return self.call(empty, cat)[1](decs["native"])
+    def one_message(self, variant: int) -> bytes:
+        """The variant's first clean message (b"" where it has none of its own)."""
+        lists = self.variants[variant][2]
+        return next((m for msgs in lists for m in msgs if m), b"")[:SEED_BYTES]
+
+    def baseline_input(self, form: str, catalog: bool, call: str, variant: int,
+                       mode: str = "PERMISSIVE") -> bytes:
+        """The input a path's fixed cost is measured on: its variant's one message."""
+        one = self.one_message(variant)
+        return encode_case(form=form, catalog=catalog, mode=mode, call=call, variant=variant,
+                           batch=1, data=one if form == "stream" else [one] if one else [])
+
+    def baseline(self, case: Case):
+        """The case's call on its path's calibration input (natively)."""
+        base = Case(self.baseline_input(case.form, case.catalog, case.call, case.variant,
+                                        case.mode), len(self.variants))
+        cat, decs = self.decoders(base)
+        return self.call(base, cat)[1](decs["native"])
 
     @staticmethod
     def path(case: Case, call: str) -> tuple:
@@ -434,7 +445,8 @@ class DecodeTarget:
 
     def clean(self):
         """The clean costs of the native decoder (Limits.calibrate's arguments): each path's
-        empty input, then the seeds (a first pass warms up what a first call pays once)."""
+        one-message input, then the seeds (a first pass warms up what a first call pays
+        once)."""
         def best(data):
             case = Case(data, len(self.variants))
             cat, decs = self.decoders(case)
@@ -447,16 +459,11 @@ class DecodeTarget:
         for data in seeds:
             self.check(data)
         fixed = {}
-        for v, (_, _, lists) in enumerate(self.variants):
-            # a path's cost with one clean message (an output batch of every column), or
-            # with none where the variant has no messages of its own
-            one = next((m for msgs in lists for m in msgs if m), b"")[:SEED_BYTES]
+        for v in range(len(self.variants)):
             for form in FORMS:
                 for catalog in (False, True):
                     for call in self.calls:
-                        p, t, _, _ = best(encode_case(
-                            form=form, catalog=catalog, call=call, variant=v, batch=1,
-                            data=one if form == "stream" else [one] if one else []))
+                        p, t, _, _ = best(self.baseline_input(form, catalog, call, v))
                         fixed[p] = t
         samples = []
         for data in seeds:

@@ -40,6 +40,8 @@ TILES = 64              # byte ranges checked per input, at most
 def _sample(xs: list, k: int = 32) -> list:
     """At most k of xs, spread over them (each record_start walks from the start)."""
     return xs if len(xs) <= k else [xs[i * len(xs) // k] for i in range(k)]
+
+
 IGNORED = ("seq", "_error", "_corrupt_record")
 
 
