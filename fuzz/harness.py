@@ -221,7 +221,7 @@ class Limits:
     rows and output batches — on the same path: the path's (variant, catalog, call, source
     form) cost with one clean message (an output batch of every column) once and once more
     per output batch (a table the input names, a batch of read_batches), plus per byte and per
-    row what the harness's own clean seeds cost beyond their paths' (the median). Measured at
+    row what the harness's own clean seeds cost (the median). Measured at
     start (`calibrate`, best of three after a warm-up pass), in the same build. And
     read_batches may hold at most its input + 2× its largest batch + SLACK of Arrow memory
     (docs/reliability.md). Off until calibrated (the corpus replay in the test suite times
@@ -240,9 +240,10 @@ class Limits:
         """fixed: path -> CPU seconds of its one-message input (DecodeTarget.baseline);
         samples: (path, seconds, input bytes, output rows) of clean inputs."""
         self.fixed = dict(fixed)
-        rest = [(max(s - self.fixed.get(p, 0.0), 0.0), n, r) for p, s, n, r in samples]
-        self.per_byte = _median([s / max(n, 1) for s, n, _ in rest]) if rest else 0.0
-        self.per_row = _median([s / max(r, 1) for s, _, r in rest]) if rest else 0.0
+        # a seed's whole cost per byte and per row (not less its path's: a one-message
+        # baseline can time above a seed of several, and a zero rate would judge nothing)
+        self.per_byte = _median([s / max(n, 1) for _, s, n, _ in samples]) if samples else 0.0
+        self.per_row = _median([s / max(r, 1) for _, s, _, r in samples]) if samples else 0.0
         self.on = True
 
     def budget(self, path, nbytes: int, rows: int, batches: int) -> float:
