@@ -6,10 +6,16 @@
 #   bash ci/fuzz.sh HARNESS [--runs N] [--time S] [libFuzzer flags…]   one harness
 #   bash ci/fuzz.sh --smoke                  every harness for 20 s (CI), two at a time
 #   bash ci/fuzz.sh --list                   the harnesses
+#   bash ci/fuzz.sh --ubsan HARNESS …        one harness under UBSan alone (twice as fast:
+#                                            the campaign's executions beyond the ASan ones)
+#   bash ci/fuzz.sh --merge HARNESS          add to fuzz/corpus/HARNESS the fewest inputs of
+#                                            the grown corpus that cover what it adds (none
+#                                            derived from the peer data)
 #
 # The kernels are built once, out of the tree (build/fuzz: clang, -fsanitize=address,
-# undefined,fuzzer-no-link, so libFuzzer sees their branches), and run from a copy of the
-# package there (build/fuzz/pkg); the normal build in src/ is not touched. New inputs go to
+# undefined,fuzzer-no-link, so libFuzzer sees their branches; build/fuzz/ubsan without
+# address), and run from a copy of the package there (build/fuzz/pkg); the normal build in
+# src/ is not touched. New inputs go to
 # build/fuzz/work/HARNESS (fuzz/corpus/HARNESS, the committed corpus, and the peer data's
 # seeds in build/fuzz/peer/HARNESS are read, never written); a finding stops the run, is saved
 # as build/fuzz/findings/HARNESS/crash-…, printed in hex, and the script fails.
@@ -19,6 +25,13 @@ ROOT="$PWD"
 OUT="$ROOT/build/fuzz"
 HARNESSES=(ibm lldf debezium olr qlik split catalog hexmask jsonscan)
 SMOKE_SECONDS="${CDCFAST_FUZZ_SMOKE_SECONDS:-20}"
+FLAVOR=fuzz                 # the build's CDCFAST_SANITIZE: ASan + UBSan (fuzz-ubsan: UBSan)
+BUILD="$OUT"
+RUNTIME=asan_with_fuzzer.so
+if [ "${1:-}" = "--ubsan" ]; then
+    FLAVOR=fuzz-ubsan BUILD="$OUT/ubsan" RUNTIME=ubsan_with_fuzzer.so
+    shift
+fi
 
 die() { echo "ci/fuzz.sh: $*" >&2; exit 1; }
 
@@ -42,12 +55,13 @@ need_tools() {
 
 build() {
     # rebuilt when a kernel source is newer than the last build (one build at a time)
-    local stamp="$OUT/built"
-    exec 9>"$OUT/build.lock"
+    local stamp="$BUILD/built"
+    mkdir -p "$BUILD"
+    exec 9>"$BUILD/build.lock"
     flock 9
     if [ ! -e "$stamp" ] || [ -n "$(find native setup.py -newer "$stamp" -type f \
             \( -name '*.pyx' -o -name '*.pxd' -o -name '*.h' -o -name '*.py' \) | head -1)" ]; then
-        echo "ci/fuzz.sh: building the sanitizer kernels into build/fuzz (about 2 minutes)" >&2
+        echo "ci/fuzz.sh: building the sanitizer kernels into ${BUILD#$ROOT/} (about 2 minutes)" >&2
         # C files the package's build wrote from today's sources need no new Cython run
         # (a Cython just installed here would look newer than them and redo them all)
         for c in native/cdcfast/*.c; do
@@ -56,9 +70,10 @@ build() {
                 touch "$c"
             fi
         done
-        CC="$CLANG" LDSHARED="$CLANG -shared" CDCFAST_SANITIZE=fuzz \
-            python setup.py -q build_ext --build-lib "$OUT/lib" --build-temp "$OUT/tmp" -j2 \
-            > "$OUT.log" 2>&1 || { tail -40 "$OUT.log" >&2; die "the sanitizer build failed"; }
+        CC="$CLANG" LDSHARED="$CLANG -shared" CDCFAST_SANITIZE="$FLAVOR" \
+            python setup.py -q build_ext --build-lib "$BUILD/lib" --build-temp "$BUILD/tmp" -j2 \
+            > "$BUILD/build.log" 2>&1 || { tail -40 "$BUILD/build.log" >&2
+                                           die "the sanitizer build failed"; }
         touch "$stamp"
     fi
     flock -u 9
@@ -68,12 +83,12 @@ build() {
     mkdir -p "$PKG"
     cp -r src/cdcfast "$PKG/"
     find "$PKG" \( -name '*.so' -o -name '__pycache__' \) -prune -exec rm -rf {} +
-    cp "$OUT"/lib/cdcfast/*.so "$PKG/cdcfast/"
+    cp "$BUILD"/lib/cdcfast/*.so "$PKG/cdcfast/"
 }
 
 sanitized() {
     # python under atheris's ASan+UBSan runtime (with libFuzzer), the build's package first
-    LD_PRELOAD="$ATHERIS_DIR/asan_with_fuzzer.so${LD_PRELOAD:+:$LD_PRELOAD}" \
+    LD_PRELOAD="$ATHERIS_DIR/$RUNTIME${LD_PRELOAD:+:$LD_PRELOAD}" \
     ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:handle_abort=1:malloc_context_size=4}" \
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}" \
     PYTHONPATH="$PKG:$ROOT/fuzz:$ROOT/tests" CDCFAST_REQUIRE_NATIVE=1 \
@@ -89,6 +104,27 @@ show_findings() {
         python -c 'import sys; d = open(sys.argv[1], "rb").read(); print("\n".join(d[i:i + 48].hex() for i in range(0, len(d), 48)))' "$f" >&2
     done
     return $found
+}
+
+max_len_of() {
+    # inputs of a few messages: longer ones cost time per execution and find little more
+    case "$1" in split|catalog) echo 16384 ;; *) echo 4096 ;; esac
+}
+
+merge_one() {
+    local h="$1" into="$OUT/merge/$h"
+    [ -f "fuzz/$h.py" ] || die "no harness fuzz/$h.py (bash ci/fuzz.sh --list)"
+    [ -d "$OUT/work/$h" ] || die "no grown corpus in build/fuzz/work/$h (run the harness first)"
+    rm -rf "$into"
+    mkdir -p "$into"
+    cp fuzz/corpus/"$h"/* "$into"/
+    # libFuzzer's merge: the inputs of the grown corpus that add coverage to the committed
+    # one (the fewest that do), each run through the harness's checks once more
+    CDCFAST_FUZZ_LIMITS=0 sanitized "fuzz/$h.py" -merge=1 -max_len="$(max_len_of "$h")" \
+        -timeout=10 -rss_limit_mb=3072 "$into" "$OUT/work/$h" > "$OUT/merge-$h.log" 2>&1 \
+        || { tail -40 "$OUT/merge-$h.log" >&2; die "$h: the merge failed"; }
+    grep -E '^MERGE-OUTER: [0-9]+ new files' "$OUT/merge-$h.log" || true
+    PYTHONPATH="$ROOT/fuzz:$ROOT/tests" python fuzz/seeds.py --adopt "$h" "$into"
 }
 
 run_one() {
@@ -110,11 +146,8 @@ run_one() {
     local dirs=("$work" "fuzz/corpus/$h")
     [ -d "$OUT/peer/$h" ] && dirs+=("$OUT/peer/$h")
     local rc=0
-    # inputs of a few messages: longer ones cost time per execution and find little more
-    local max_len=4096
-    case "$h" in split|catalog) max_len=16384 ;; esac
     sanitized "fuzz/$h.py" -timeout=10 -rss_limit_mb=3072 -malloc_limit_mb=1024 \
-        -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$found/" "${args[@]}" \
+        -max_len="$(max_len_of "$h")" -print_final_stats=1 -artifact_prefix="$found/" "${args[@]}" \
         "${dirs[@]}" || rc=$?
     if ! show_findings "$found" || [ "$rc" -ne 0 ]; then
         die "$h: a finding (exit $rc): see above and $found"
@@ -122,7 +155,7 @@ run_one() {
 }
 
 case "${1:-}" in
-    ""|-h|--help) sed -n '2,16p' "$0"; exit 2 ;;
+    ""|-h|--help) sed -n '2,22p' "$0"; exit 2 ;;
     --list) printf '%s\n' "${HARNESSES[@]}"; exit 0 ;;
 esac
 need_tools
@@ -149,5 +182,12 @@ if [ "$1" = "--smoke" ]; then
         done
     done
     exit $fail
+fi
+if [ "$1" = "--merge" ]; then
+    shift
+    for h in "$@"; do
+        merge_one "$h"
+    done
+    exit 0
 fi
 run_one "$@"

@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """Catalog.from_debezium / from_olr / from_qlik over hostile messages: nothing but a
 ValueError escapes; a catalog they build round-trips through to_dict / from_dict and JSON; and
 the messages decode with it, natively exactly as the reference decodes them (the kernels meet

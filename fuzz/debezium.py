@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """debezium: the decode of a stream and of a message list (with and without embedded schemas,
 transaction metadata, tombstones, pretty-printed, every decimal and time mode), with and
 without the catalog, every mode, decode_tables / decode / headers / read_batches in small

@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """The hex-mask kernel (native/cdcfast/_hexmask.h through cdcfast._masks.decode_masks, what the
 qlik kernel reads changeMask and columnMask with) against the reference's reading of a mask
 (cdcfast.reference.qlik.mask_bits): per row, bit i of int(mask, 16) is column i; a null or

@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """ibm-delimited: the decode of a stream and of a message list, with and without the catalog,
 every mode, decode_tables / decode / headers / read_batches in small batches, native against
 reference (fuzz/harness.py says what is checked and how an input reads)."""

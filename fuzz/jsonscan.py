@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """The strict JSON scanner of native/cdcfast/_json.h (cdcfast._json, the kernels' own) against
 its twin cdcfast.reference._jsonscan and against Python: one document from any start, the
 whole buffer (accepted exactly when json.loads accepts it), a string's end, the first invalid

@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """lldf: the decode of a stream and of a message list (every framing, code pages, HFP and
 IEEE floats, segmented records, control records), with and without the catalog, every mode,
 decode_tables / decode / headers / read_batches in small batches, native against reference

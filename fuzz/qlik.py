@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """qlik: the decode of a stream and of a message list (Kafka envelope and Pub/Sub form,
 metadata messages, masks), with and without the catalog, every mode, decode_tables / decode /
 headers / read_batches in small batches, native against reference (fuzz/harness.py says what

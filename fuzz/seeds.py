@@ -6,6 +6,9 @@
   campaign reads but the repository never holds.
 
     python fuzz/seeds.py [HARNESS…]        (all of them by default)
+    python fuzz/seeds.py --adopt HARNESS DIR  copy to fuzz/corpus/HARNESS the inputs of DIR it
+                                            lacks, but none derived from the peer data
+                                            (ci/fuzz.sh --merge)
 """
 import hashlib
 import importlib
@@ -59,6 +62,44 @@ def write(folder: pathlib.Path, inputs) -> int:
     return n
 
 
+WINDOW = 16     # bytes: a run this long of a peer file that our own seeds lack marks its copy
+
+
+def peer_marks(name: str) -> set:
+    """Every WINDOW-byte run of the peer data's messages for harness `name` that none of the
+    committed seeds (the generators', the vendor examples': fuzz/corpus, all harnesses)
+    holds: what only a copy of the peer data, or a mutation of one, can contain."""
+    def runs(data: bytes):
+        return {data[i:i + WINDOW] for i in range(len(data) - WINDOW + 1)}
+    marks = set()
+    for data in peer_seeds(name):
+        marks |= runs(data)
+    for p in (harness.HERE / "corpus").rglob("*"):
+        if p.is_file() and marks:
+            marks -= runs(p.read_bytes())
+    return marks
+
+
+def adopt(name: str, folder: pathlib.Path) -> None:
+    """Copy to fuzz/corpus/`name` each input of `folder` it lacks, unless it holds a run of
+    the peer data (`peer_marks`): the repository never holds the peer data, even mutated."""
+    corpus = harness.HERE / "corpus" / name
+    have = {p.name for p in corpus.iterdir()}
+    marks = peer_marks(name)
+    added = derived = 0
+    for p in sorted(folder.iterdir()):
+        if p.name in have:
+            continue
+        data = p.read_bytes()
+        if any(data[i:i + WINDOW] in marks for i in range(len(data) - WINDOW + 1)):
+            derived += 1
+            continue
+        (corpus / hashlib.sha1(data).hexdigest()).write_bytes(data)
+        added += 1
+    print(f"{name}: {added} inputs added to fuzz/corpus/{name}, {derived} left out (derived "
+          f"from the peer data)")
+
+
 def main(names) -> None:
     for name in names:
         target = importlib.import_module(name).TARGET
@@ -69,4 +110,7 @@ def main(names) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or HARNESSES)
+    if sys.argv[1:2] == ["--adopt"]:
+        adopt(sys.argv[2], pathlib.Path(sys.argv[3]))
+    else:
+        main(sys.argv[1:] or HARNESSES)

@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """The split-point finders the Spark data source cuts files with (Decoder.split_points,
 record_start, range_bounds): the native ones (ibm-delimited's quote-aware scan, lldf's walk of
 its framing) and the JSON formats' line starts, against the reference (where it can tell:
