@@ -158,14 +158,14 @@ def test_clean_records_never_take_the_careful_path():
 
 @pytest.mark.parametrize("step", [1, 700, 4096, 50_000])
 def test_record_starts_cut_only_between_records(step):
-    """record_starts (the data source's cuts of big files) splits every record as the decoder
-    does: strings holding record delimiters, doubled quotes, a quoting error and blank lines
-    never move a cut off a record start, so the pieces decode to the same rows."""
+    """The data source's cuts of big files (split_points, through the kernel's
+    next_record_start) split every record as the decoder does: strings holding record
+    delimiters, doubled quotes, a quoting error and blank lines never move a cut off a record
+    start, so the pieces decode to the same rows."""
     import pyarrow as pa
-    from cdcfast import _ibm
     data, cat = generate(FMT, rows=600, seed=12, table_width=6)
     data = data + b"\n\n" + record(3, [b'"a\nb"', b'"x""y"', b'"bad"z', b"1"]) + b"\n" + data
-    points = _ibm.record_starts(data, b',\n"', step)
+    points = cdcfast.Decoder(FMT, catalog=cat).split_points(data, step)
     assert points[0] == 0 and points[-1] == len(data) and points == sorted(set(points))
     assert all(data[p - 1:p] == b"\n" for p in points[1:-1])
     if step == 1:
@@ -177,3 +177,22 @@ def test_record_starts_cut_only_between_records(step):
         got = pa.concat_tables([p[key] for p in parts if key in p])
         cols = ["op", "txid", "commit_pos", "after", "before", "source"]
         assert got.select(cols).equals(table.select(cols)), key
+
+
+def test_next_record_start_is_the_first_cut_at_or_after_an_offset():
+    """_ibm.next_record_start(data, delims, x) is the first record start at or after x of
+    the records split from the start: a newline inside a string, a blank line (it starts no
+    record) or a record with a quoting error never makes one; len(data) past the last."""
+    from cdcfast import _ibm
+    recs = [record(1, [b'"a\nb"', b"1"]), b"", b"", record(2, [b'"x""y"', b"2"]),
+            record(3, [b'"bad"z', b"3"]), record(4, [b'"c,\n"', b"4"])]
+    data = b"\n".join(recs) + b"\n"
+    starts, pos = [], 0
+    for r in recs:
+        if pos and r:
+            starts.append(pos)
+        pos += len(r) + 1
+    assert len(starts) == 3
+    for x in range(1, len(data) + 1):
+        want = next((s for s in starts if s >= x), len(data))
+        assert _ibm.next_record_start(data, b',\n"', x) == want, x

@@ -79,7 +79,7 @@ cdef class Scanner:
     cdef int64_t* tncols        # columns (-1: not fixed yet, no catalog)
     cdef uint8_t* tcatalog      # 1: N comes from the catalog
     cdef int64_t last_t
-    cdef public bint no_tables   # records only (their ends), no table lookup: record_starts
+    cdef public bint no_tables   # records only (their ends), no table lookup: next_record_start
     # the chunk index
     cdef readonly int64_t nrec, nfld, rcap, fcap
     cdef int64_t* r_msg
@@ -1435,23 +1435,22 @@ def split_level():
     return _split_level(_split_fast)
 
 
-def record_starts(data, bytes delims, int64_t step):
-    """Offsets of record starts about `step` bytes apart in a stream (one message), with 0 and
-    len(data) at the ends: places where the stream can be cut into inputs of their own. Found
-    by splitting every record as the decoder does, so a record delimiter inside a string (or
-    in a record with a quoting error) is never taken for a record end."""
-    cdef Scanner sc = Scanner(data, np.array([0, len(data)], dtype=np.int64), None, delims)
-    cdef int64_t last = 0
+def next_record_start(data, bytes delims, int64_t offset):
+    """The first record start at or after `offset` (> 0) in a stream that begins with a
+    record, len(data) when there is none: records split from the stream's start as the
+    decoder splits them (so a record delimiter inside a string is data), and the walk stops
+    at the first start it reaches at or past `offset` (an empty record starts nothing)."""
+    cdef int64_t n = len(data)
+    cdef Scanner sc = Scanner(data, np.array([0, n], dtype=np.int64), None, delims)
     sc.no_tables = 1
-    out = [0]
-    while sc.scan(1 << 16, step) != S_DONE:
-        if sc.pos - last >= step and sc.pos < sc.size:
-            out.append(sc.pos)
-            last = sc.pos
+    while True:
+        # stops at the first record start once offset - pos bytes are read, or 1,024 records
+        # on (then on from there: room for more would cost more than it saves on a short walk)
+        if sc.scan(1024, offset - sc.pos) == S_DONE:
+            return n
+        if sc.pos >= offset:
+            return sc.pos
         sc.reset()
-    if len(data) > 0:
-        out.append(len(data))
-    return out
 
 
 cdef extern from "cdcfast/_utf8.h":

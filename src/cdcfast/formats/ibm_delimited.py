@@ -157,13 +157,6 @@ class IbmDelimited(Format):
         return fname, f"{self.show(raw)} is not {what}"
 
     # -- decoding --------------------------------------------------------------------------
-    # record starts are found by splitting every record from a known record start, as the
-    # decoder does (a record delimiter inside a string is data): no offset can be resynced
-    # on its own. A coarse pass of the kernel over [known, offset) finds the last record
-    # start about START_STEP bytes before `offset`, then a pass over a window from there
-    # reports every record start.
-    START_STEP = 1 << 18
-
     def table_of(self, batches: list) -> pa.Table:
         """One output's batches as a table: rows written before a table the catalog lacks had
         its N (an earlier part of a chunked source) get its columns as nulls (grown_table)."""
@@ -173,24 +166,11 @@ class IbmDelimited(Format):
         return native               # only the kernel splits records fast enough
 
     def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
+        # records are split from a known record start on, as the decoder splits them (a
+        # record delimiter inside a string is data): no offset can be resynced on its own
         from .. import _ibm
-        n = len(data)
-        mv = memoryview(data)
-        q = known
-        if offset - q > 2 * self.START_STEP:
-            # [0, starts…, len]: every element but the last is a record start
-            q += _ibm.record_starts(mv[q:offset], self.delims, self.START_STEP)[-2]
-        width = offset - q + (1 << 16)
-        while True:
-            end = min(n, q + width)
-            # step 1: every record start of the window (those before its end are the same
-            # as in the whole stream: the split of a record never looks past it)
-            for s in _ibm.record_starts(mv[q:end], self.delims, 1)[1:-1]:
-                if q + s >= offset:
-                    return q + s
-            if end >= n:
-                return n
-            width *= 4
+        return known + _ibm.next_record_start(memoryview(data)[known:], self.delims,
+                                              offset - known)
 
     def text(self, raw: bytes) -> str:
         """Owner/table names as text (lenient: they only name things)."""
