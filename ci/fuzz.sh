@@ -25,6 +25,7 @@ ROOT="$PWD"
 OUT="$ROOT/build/fuzz"
 HARNESSES=(ibm lldf debezium olr qlik split catalog hexmask jsonscan)
 SMOKE_SECONDS="${CDCFAST_FUZZ_SMOKE_SECONDS:-20}"
+MERGE_LEN="${CDCFAST_FUZZ_MERGE_LEN:-2048}"     # bytes: the longest input --merge commits
 FLAVOR=fuzz                 # the build's CDCFAST_SANITIZE: ASan + UBSan (fuzz-ubsan: UBSan)
 BUILD="$OUT"
 RUNTIME=asan_with_fuzzer.so
@@ -115,13 +116,17 @@ merge_one() {
     local h="$1" into="$OUT/merge/$h"
     [ -f "fuzz/$h.py" ] || die "no harness fuzz/$h.py (bash ci/fuzz.sh --list)"
     [ -d "$OUT/work/$h" ] || die "no grown corpus in build/fuzz/work/$h (run the harness first)"
-    rm -rf "$into"
+    rm -rf "$into" "$into.grown"
     mkdir -p "$into"
     cp fuzz/corpus/"$h"/* "$into"/
+    # (a copy: a fuzzer still running on the grown corpus deletes the inputs it reduces)
+    cp -r "$OUT/work/$h" "$into.grown"
     # libFuzzer's merge: the inputs of the grown corpus that add coverage to the committed
-    # one (the fewest that do), each run through the harness's checks once more
-    CDCFAST_FUZZ_LIMITS=0 sanitized "fuzz/$h.py" -merge=1 -max_len="$(max_len_of "$h")" \
-        -timeout=10 -rss_limit_mb=3072 "$into" "$OUT/work/$h" > "$OUT/merge-$h.log" 2>&1 \
+    # one (the fewest that do), each run through the harness's checks once more; cut to
+    # MERGE_LEN bytes (libFuzzer keeps what the cut input covers), so that the committed
+    # corpus stays small
+    CDCFAST_FUZZ_LIMITS=0 sanitized "fuzz/$h.py" -merge=1 -max_len="$MERGE_LEN" \
+        -timeout=10 -rss_limit_mb=3072 "$into" "$into.grown" > "$OUT/merge-$h.log" 2>&1 \
         || { tail -40 "$OUT/merge-$h.log" >&2; die "$h: the merge failed"; }
     grep -E '^MERGE-OUTER: [0-9]+ new files' "$OUT/merge-$h.log" || true
     PYTHONPATH="$ROOT/fuzz:$ROOT/tests" python fuzz/seeds.py --adopt "$h" "$into"

@@ -62,21 +62,23 @@ def write(folder: pathlib.Path, inputs) -> int:
     return n
 
 
-WINDOW = 16     # bytes: a run this long of a peer file that our own seeds lack marks its copy
+WINDOW = 12     # bytes: a run this long of a peer file that our own seeds lack marks its copy
 
 
 def peer_marks(name: str) -> set:
-    """Every WINDOW-byte run of the peer data's messages for harness `name` that none of the
-    committed seeds (the generators', the vendor examples': fuzz/corpus, all harnesses)
-    holds: what only a copy of the peer data, or a mutation of one, can contain."""
+    """Every WINDOW-byte run of the peer data's messages for harness `name` that none of our
+    own seeds (every harness's TARGET.seeds(): the generators', the vendor examples') holds:
+    what only a copy of the peer data, or a mutation of one, can contain."""
     def runs(data: bytes):
         return {data[i:i + WINDOW] for i in range(len(data) - WINDOW + 1)}
     marks = set()
     for data in peer_seeds(name):
         marks |= runs(data)
-    for p in (harness.HERE / "corpus").rglob("*"):
-        if p.is_file() and marks:
-            marks -= runs(p.read_bytes())
+    for other in HARNESSES:
+        for data in importlib.import_module(other).TARGET.seeds():
+            if not marks:
+                return marks
+            marks -= runs(data)
     return marks
 
 
