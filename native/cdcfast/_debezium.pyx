@@ -800,13 +800,16 @@ cdef class Scanner(Walker):
             op = b[v + 1]
         if not o.want_flags:            # a projection without changed and present
             return 0
-        sent = NULL                     # present: what the after image sent (before: deletes)
+        # present: what the after image sent (before: deletes); a row with that image has it,
+        # even for a table of no columns (whose sent arrays are NULL: nothing is allocated)
+        sent = NULL
         if op == 100 and has_b:
             sent = o.sent_b
+            col_valid(o.present_v, row)
         elif (op == 99 or op == 117 or op == 114) and has_a:
             sent = o.sent_a
-        if sent != NULL:
             col_valid(o.present_v, row)
+        if sent != NULL:
             for j in range(n):
                 if sent[j]:
                     fl[4 * j][0][byte] |= bit
