@@ -196,3 +196,23 @@ def test_next_record_start_is_the_first_cut_at_or_after_an_offset():
     for x in range(1, len(data) + 1):
         want = next((s for s in starts if s >= x), len(data))
         assert _ibm.next_record_start(data, b',\n"', x) == want, x
+
+
+def test_next_record_start_agrees_with_the_reference_split():
+    """On a generated stream with blank lines and strings holding delimiters: the first
+    record start at or after any offset is the first record of the reference's split
+    (cdcfast.reference.ibm_delimited.split_message) that starts there or later."""
+    import bisect
+    import random
+    from cdcfast import _ibm
+    from cdcfast.reference.ibm_delimited import split_message
+    data, _ = generate(FMT, rows=400, seed=21, table_width=6)
+    data = data + b"\n\n" + record(3, [b'"a\nb"', b'"x""y"', b'"bad"z', b"1"]) + b"\n" + data
+    starts = [r.start for r in split_message(data, ord(","), ord("\n"), ord('"'))]
+    assert starts[0] == 0 and len(starts) > 800
+    rnd = random.Random(3)
+    for x in [1, len(data) - 1, len(data)] + [s + d for s in starts[::37] for d in (0, 1)] \
+            + [rnd.randrange(1, len(data)) for _ in range(300)]:
+        i = bisect.bisect_left(starts, x)
+        want = starts[i] if i < len(starts) else len(data)
+        assert _ibm.next_record_start(data, b',\n"', x) == want, x

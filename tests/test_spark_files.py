@@ -210,11 +210,12 @@ def generated(request):
 
 
 def every_record_start(fmt, dec, data) -> list:
-    """Every record start, as the format's own finders see them: the kernels' record_starts
-    at step 1 (ibm-delimited, lldf) and every line that opens an object (JSON)."""
+    """Every record start, as the formats split them: the reference's split of an
+    ibm-delimited message (records as the decoder splits them), lldf's framing walk at step
+    1, and every line that opens an object (JSON)."""
     if fmt == "ibm-delimited":
-        from cdcfast import _ibm
-        return _ibm.record_starts(data, b',\n"', 1)[:-1]
+        from cdcfast.reference.ibm_delimited import split_message
+        return [r.start for r in split_message(data, ord(","), ord("\n"), ord('"'))]
     if fmt == "lldf":
         from cdcfast import _lldf_frame
         return _lldf_frame.record_starts(data, "rdw", 1)[:-1]
