@@ -76,3 +76,22 @@ def test_a_bad_cache_limit_warns_and_keeps_the_default():
                          env=env, capture_output=True, text=True, check=True)
     assert int(res.stdout) == 256 << 20
     assert "CDCFAST_BUFFER_CACHE_MB='lots' is not a number" in res.stderr
+
+
+def test_a_struct_field_outlives_its_table(two_inputs):
+    """The image structs are imported whole through the Arrow C data interface
+    (_arrow.finish_struct): a field kept after its table is gone keeps its blocks — decoding
+    more (which reuses released blocks) never writes into it."""
+    a, b, cat = two_inputs
+    dec = cdcfast.Decoder(FMT, catalog=cat)
+    table = dec.decode(a, table=cat.tables[0].name)
+    after = table.column("after").chunk(0)
+    kept = [after.field(i) for i in range(after.type.num_fields)]
+    flags = table.column("changed").chunk(0).field(0)
+    want = [k.to_pylist() for k in kept], flags.to_pylist()
+    del table, after
+    for _ in range(3):
+        dec.decode(b, table=cat.tables[0].name)
+    assert ([k.to_pylist() for k in kept], flags.to_pylist()) == want
+    for k in kept:
+        k.validate(full=True)

@@ -14,8 +14,8 @@ from ..sources import release
 from ._json_codes import (IMG_AFTER, IMG_BEFORE, STOP_BATCH, STOP_END, STOP_PAUSE, W_MISSING,
                           W_NOT_NULL, W_TWICE, W_VALUE)
 from ._jsontext import Spans
-from .base import (ALL, HEADERS, MESSAGE, apply_mode, binary_column, errors_column,
-                   image_structs)
+from .base import (ALL, HEADERS, MESSAGE, apply_mode, binary_column, envelope_schema,
+                   errors_column, image_structs)
 
 
 class _Output:
@@ -189,13 +189,12 @@ class KernelRun:
                 out.txid.finish(pa.string()), out.commit_ts.finish(envelope.UTC_US),
                 out.change_ts.finish(envelope.UTC_US), out.commit_pos.finish(pa.binary()),
                 out.change_pos.finish(pa.binary()), out.seq.finish(pa.int64())]
-        src_children = [c.finish(f.type) for c, f in zip(out.src, self.source)]
-        source = pa.Array.from_buffers(self.source, n, [out.source_v.take_validity()],
-                                       children=src_children)
+        from .._arrow import finish_struct
+        source = finish_struct(self.source, n, out.source_v, out.src)
         arrays = head
         if images:
-            arrays += image_structs(out, cols, n)
-            schema = envelope.schema([(c.name, c.type.arrow_type) for c in cols], self.source)
+            arrays += image_structs(out, cols, n, self.source)
+            schema = envelope_schema(cols, self.source)
         else:
             for c in (out.before_v, out.after_v, out.changed_v, out.present_v):
                 c.take_validity()

@@ -8,6 +8,7 @@ native/, never here.
 """
 from __future__ import annotations
 
+import functools
 import struct
 
 import numpy as np
@@ -149,26 +150,38 @@ def presize(out, part, pos: int, batch_rows: int) -> None:
         out.presize(est)
 
 
-def image_structs(out, columns, n: int) -> list:
+@functools.lru_cache(maxsize=1024)
+def _layout(columns: tuple, source_type) -> tuple:
+    """(image struct, flags struct, envelope schema) of catalog columns: built once per
+    layout, not per batch (a call on a small input is mostly such fixed costs)."""
+    pairs = [(c.name, c.type.arrow_type) for c in columns]
+    return (envelope.columns_struct(pairs), envelope.flags_struct(pairs),
+            envelope.schema(pairs, source_type))
+
+
+def envelope_schema(columns, source_type) -> pa.Schema:
+    """envelope.schema of catalog columns (cached per layout)."""
+    return _layout(tuple(columns), source_type)[2]
+
+
+def image_structs(out, columns, n: int, source_type=None) -> list:
     """before, after, changed, present of a kernel's output (`out`: Column lists `before`,
     `after`, `changed`, `present` and their struct validity `before_v`, …), n rows each, for
     the catalog `columns`."""
-    image_t = envelope.columns_struct([(c.name, c.type.arrow_type) for c in columns])
-    flags_t = envelope.flags_struct([(c.name, None) for c in columns])
-    arrays = []
-    for vals, valid, t in ((out.before, out.before_v, image_t), (out.after, out.after_v, image_t),
-                           (out.changed, out.changed_v, flags_t),
-                           (out.present, out.present_v, flags_t)):
-        children = [v.finish(f.type) for v, f in zip(vals, t)]
-        arrays.append(pa.Array.from_buffers(t, n, [valid.take_validity()], children=children))
-    return arrays
+    image_t, flags_t, _ = _layout(tuple(columns), source_type)
+    from .._arrow import finish_struct
+    return [finish_struct(t, n, valid, vals)
+            for vals, valid, t in ((out.before, out.before_v, image_t),
+                                   (out.after, out.after_v, image_t),
+                                   (out.changed, out.changed_v, flags_t),
+                                   (out.present, out.present_v, flags_t))]
 
 
 def images_and_schema(out, columns, n: int, images: bool, source_type) -> tuple:
     """The image structs of an output (none for headers()) and the batch's schema."""
     if images:
-        return (image_structs(out, columns, n),
-                envelope.schema([(c.name, c.type.arrow_type) for c in columns], source_type))
+        return (image_structs(out, columns, n, source_type),
+                envelope_schema(columns, source_type))
     return [], envelope.headers_schema(source_type)
 
 
