@@ -1,7 +1,7 @@
 """Writes the harnesses' seed inputs:
 
 - fuzz/corpus/HARNESS/: the seeds of the generators and the vendors' examples (TARGET.seeds()),
-  committed (with what the campaign adds, minimized: docs/reliability.md);
+  committed (with what the campaign adds, minimized, as grown-…: docs/reliability.md);
 - build/fuzz/peer/HARNESS/: the peer data's messages (../shared/peer-data), which the
   campaign reads but the repository never holds.
 
@@ -86,17 +86,20 @@ def adopt(name: str, folder: pathlib.Path) -> None:
     """Copy to fuzz/corpus/`name` each input of `folder` it lacks, unless it holds a run of
     the peer data (`peer_marks`): the repository never holds the peer data, even mutated."""
     corpus = harness.HERE / "corpus" / name
-    have = {p.name for p in corpus.iterdir()}
+    have = {hashlib.sha1(p.read_bytes()).hexdigest() for p in corpus.iterdir()}
     marks = peer_marks(name)
     added = derived = 0
     for p in sorted(folder.iterdir()):
-        if p.name in have:
-            continue
         data = p.read_bytes()
+        sha = hashlib.sha1(data).hexdigest()
+        if sha in have:
+            continue
         if any(data[i:i + WINDOW] in marks for i in range(len(data) - WINDOW + 1)):
             derived += 1
             continue
-        (corpus / hashlib.sha1(data).hexdigest()).write_bytes(data)
+        # grown-…: what a campaign found (the smoke run starts from the seeds alone)
+        (corpus / f"grown-{sha}").write_bytes(data)
+        have.add(sha)
         added += 1
     print(f"{name}: {added} inputs added to fuzz/corpus/{name}, {derived} left out (derived "
           f"from the peer data)")
