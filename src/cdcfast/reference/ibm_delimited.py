@@ -429,8 +429,11 @@ class PartDecoder:
                 if first is not None and first.table is not None:
                     cols = self.fmt.table_columns(first.table)
                 else:
-                    n = self.ncols.get(self.group(first), (0,))[0] if first is not None else 0
-                    cols = self.fmt.table_columns(None, n)
+                    # (no record of it in this part: the requested table, whose N an earlier
+                    # part of a chunked source may have fixed)
+                    group = self.group(first) if first is not None else \
+                        (key,) if key == self.want.requested else key
+                    cols = self.fmt.table_columns(None, self.ncols.get(group, (0,))[0])
             o = self.outputs[key] = Output(key, cols, self.images, self.want.messages)
         return o
 
