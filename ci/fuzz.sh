@@ -26,6 +26,9 @@ OUT="$ROOT/build/fuzz"
 HARNESSES=(ibm lldf debezium olr qlik split catalog hexmask jsonscan)
 SMOKE_SECONDS="${CDCFAST_FUZZ_SMOKE_SECONDS:-20}"
 MERGE_LEN="${CDCFAST_FUZZ_MERGE_LEN:-2048}"     # bytes: the longest input --merge commits
+# libFuzzer's -timeout (s of wall time: a hang). A fuzzer run niced on a busy machine can
+# wait that long for a core: raise it there (the harness's own limit counts CPU time)
+TIMEOUT="${CDCFAST_FUZZ_TIMEOUT:-10}"
 FLAVOR=fuzz                 # the build's CDCFAST_SANITIZE: ASan + UBSan (fuzz-ubsan: UBSan)
 BUILD="$OUT"
 RUNTIME=asan_with_fuzzer.so
@@ -126,7 +129,7 @@ merge_one() {
     # MERGE_LEN bytes (libFuzzer keeps what the cut input covers), so that the committed
     # corpus stays small
     CDCFAST_FUZZ_LIMITS=0 sanitized "fuzz/$h.py" -merge=1 -max_len="$MERGE_LEN" \
-        -timeout=10 -rss_limit_mb=3072 "$into" "$into.grown" > "$OUT/merge-$h.log" 2>&1 \
+        -timeout="$TIMEOUT" -rss_limit_mb=3072 "$into" "$into.grown" > "$OUT/merge-$h.log" 2>&1 \
         || { tail -40 "$OUT/merge-$h.log" >&2; die "$h: the merge failed"; }
     grep -E '^MERGE-OUTER: [0-9]+ new files' "$OUT/merge-$h.log" || true
     PYTHONPATH="$ROOT/fuzz:$ROOT/tests" python fuzz/seeds.py --adopt "$h" "$into"
@@ -161,7 +164,7 @@ run_one() {
     local dirs=("$work" "$corpus")
     [ -d "$OUT/peer/$h" ] && dirs+=("$OUT/peer/$h")
     local rc=0
-    sanitized "fuzz/$h.py" -timeout=10 -rss_limit_mb=3072 -malloc_limit_mb=1024 \
+    sanitized "fuzz/$h.py" -timeout="$TIMEOUT" -rss_limit_mb=3072 -malloc_limit_mb=1024 \
         -max_len="$(max_len_of "$h")" -print_final_stats=1 -artifact_prefix="$found/" "${args[@]}" \
         "${dirs[@]}" || rc=$?
     if ! show_findings "$found" || [ "$rc" -ne 0 ]; then
