@@ -164,10 +164,11 @@ def envelope_schema(columns, source_type) -> pa.Schema:
     return _layout(tuple(columns), source_type)[2]
 
 
-def image_structs(out, columns, n: int, source_type=None) -> list:
+def image_structs(out, columns, n: int, source_type) -> list:
     """before, after, changed, present of a kernel's output (`out`: Column lists `before`,
     `after`, `changed`, `present` and their struct validity `before_v`, …), n rows each, for
-    the catalog `columns`."""
+    the catalog `columns` (`source_type`: the format's source struct, which keys the cached
+    layout with them)."""
     image_t, flags_t, _ = _layout(tuple(columns), source_type)
     from .._arrow import finish_struct
     return [finish_struct(t, n, valid, vals)
