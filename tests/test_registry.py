@@ -22,7 +22,7 @@ NATIVE_DIR = SRC.parent.parent / "native" / "cdcfast"
 # the lldf kernel's test hooks (test_lldf_kernels.py)
 SHARED_NATIVE = {"_json", "_masks", "_lldf_testing", "_apply"}
 # the modules that may import no format module (the house rule of issue #21)
-CORE = ["catalog.py", "api.py", "envelope.py", "errors.py", "sources.py",
+CORE = ["catalog.py", "api.py", "envelope.py", "errors.py", "sources.py", "pieces.py",
         "formats/__init__.py"]
 
 

@@ -32,7 +32,7 @@ cdef int64_t _INT32_MAX = 2147483647
 cdef int64_t _HUGE = 2097152
 cdef int64_t _CACHED = 1 << 16          # smaller blocks go straight back to malloc
 cdef enum:
-    _SLOTS = 128
+    _SLOTS = 1024
 
 # -- the block cache (touched only with the GIL held: Block.__dealloc__ and Column methods) ---
 cdef uint8_t* _cache_p[_SLOTS]

@@ -68,6 +68,7 @@ cdef class Scanner:
     cdef uint8_t cd, rd, sd
     cdef readonly int64_t msg, pos, seq, tombstones
     cdef readonly int64_t careful   # records split byte by byte (quoting errors, cut strings)
+    cdef readonly int64_t unterminated  # records whose string the message's end cut off
     cdef bint in_msg
     # registered tables: raw owner/name bytes as they appear unescaped in the message
     cdef uint8_t* tn_buf        # owner and name bytes of every table, back to back
@@ -123,6 +124,7 @@ cdef class Scanner:
         self.in_msg = 0
         self.tombstones = 0
         self.careful = 0
+        self.unterminated = 0
         self.tn_buf = NULL
         self.tn_len = 0
         self.tn_at = NULL
@@ -184,7 +186,7 @@ cdef class Scanner:
             k += self.r_tab[i] < 0
         return k
 
-    cdef int _reserve_rec(self, int64_t n) except -1:
+    cdef int _reserve_rec(self, int64_t n) except -1 nogil:
         if n <= self.rcap:
             return 0
         cdef int64_t c = max(n, 2 * self.rcap, 1024)
@@ -201,7 +203,7 @@ cdef class Scanner:
         self.rcap = c
         return 0
 
-    cdef int _reserve_fld(self, int64_t n) except -1:
+    cdef int _reserve_fld(self, int64_t n) except -1 nogil:
         if n <= self.fcap:
             return 0
         cdef int64_t c = max(n, 2 * self.fcap, 16384)
@@ -211,7 +213,7 @@ cdef class Scanner:
         self.fcap = c
         return 0
 
-    cdef uint8_t* _scratch(self, int64_t n) except NULL:
+    cdef uint8_t* _scratch(self, int64_t n) except NULL nogil:
         if n > self.scap or self.scratch == NULL:      # never NULL, even for n == 0
             self.scap = max(n, 2 * self.scap, 4096)
             self.scratch = <uint8_t*>grow(self.scratch, self.scap + 16)   # + 16: see _column
@@ -222,7 +224,7 @@ cdef class Scanner:
         self.nrec = 0
         self.nfld = 0
 
-    cdef inline const uint8_t* content(self, int64_t fi, int64_t* n) noexcept:
+    cdef inline const uint8_t* content(self, int64_t fi, int64_t* n) noexcept nogil:
         """The unescaped content of field fi (a pointer into the input, or into scratch,
         which the scan sized for every escaped field)."""
         cdef int64_t s = self.f_s[2 * fi], e = self.f_e[2 * fi]
@@ -253,7 +255,7 @@ cdef class Scanner:
         n[0] = o
         return out
 
-    cdef int _table_of(self, int64_t f0) except -2:
+    cdef int _table_of(self, int64_t f0) except -2 nogil:
         """Table id of the record whose fields start at f0, or -1 if not registered."""
         cdef int64_t on, nn, t, k
         cdef const uint8_t* op = self.content(f0 + 4, &on)
@@ -295,7 +297,14 @@ cdef class Scanner:
     def scan(self, int64_t max_records, int64_t max_bytes):
         """Tokenize records into the chunk until `max_records` are in it, about `max_bytes` of
         input were read, the input ends (S_DONE) or a record names an unregistered table
-        (S_NEW_TABLE: the cursor stays on that record; register it and scan again)."""
+        (S_NEW_TABLE: the cursor stays on that record; register it and scan again). Runs
+        without the GIL."""
+        cdef int st
+        with nogil:
+            st = self._scan(max_records, max_bytes)
+        return st
+
+    cdef int _scan(self, int64_t max_records, int64_t max_bytes) except -1 nogil:
         cdef const uint8_t* d = self.data
         cdef int64_t start, end, p, q, fs, f0, nf, r, t, nc, dd, budget_end
         cdef const uint8_t* hit
@@ -349,6 +358,7 @@ cdef class Scanner:
                 self._reserve_fld(2 * self.fcap)     # more fields than room: grow, split again
             if err:
                 errfld = nf
+                self.unterminated += err == E_UNTERMINATED
             if esc > 0:
                 self._scratch(esc)                  # room to unescape those fields later
             # -- the record ends at the record delimiter (p) or the message end ----------------
@@ -447,7 +457,10 @@ cdef class TableOut:
     cdef Scanner cur_sc
     cdef int64_t cur_row0
     # images
-    cdef public list before, after, changed, present
+    cdef readonly list before, after, changed, present
+    # the same Columns, borrowed (the lists keep them): before, after, changed, present, n
+    # each, reachable without the GIL
+    cdef void** img
     cdef public Column before_v, after_v, changed_v, present_v
     # the previous row's header groups, for _same_span
     cdef const uint8_t* ca_ptr
@@ -511,6 +524,12 @@ cdef class TableOut:
         self.after = [self._value_column(j) for j in range(n)]
         self.changed = [Column(BITS) for j in range(n)]
         self.present = [Column(BITS) for j in range(n)]
+        self.img = <void**>grow(NULL, (4 * n + 1) * sizeof(void*))
+        for j in range(n):
+            self.img[j] = <void*>self.before[j]
+            self.img[n + j] = <void*>self.after[j]
+            self.img[2 * n + j] = <void*>self.changed[j]
+            self.img[3 * n + j] = <void*>self.present[j]
         self.before_v = Column(VALIDITY)
         self.after_v = Column(VALIDITY)
         self.changed_v = Column(VALIDITY)
@@ -520,7 +539,7 @@ cdef class TableOut:
         free(self.kind); free(self.prec); free(self.scale); free(self.nullable)
         free(self.is_char); free(self.is_lob); free(self.rowop); free(self.rowmode)
         free(self.errs)
-        free(self.rowrec); free(self.rowf0)
+        free(self.rowrec); free(self.rowf0); free(self.img)
 
     cdef Column _value_column(self, int64_t j):
         return kind_column(<int>self.kind[j])
@@ -563,12 +582,11 @@ cdef class TableOut:
 
     # -- small writers ---------------------------------------------------------------------
     cdef void _err(self, int64_t row, int32_t field, int32_t code, int64_t pos,
-                   int64_t a, int64_t b) noexcept:
+                   int64_t a, int64_t b) noexcept nogil:
         """Note a problem of row `row` (of the chunk being converted); the Python layer keeps
         each row's first in field order."""
         cdef int64_t rix = self.rowrec[row - self.cur_row0]
         cdef int64_t* e
-        cdef Scanner sc = self.cur_sc
         if self.nerr == self.errcap:
             self.errcap = max(64, 2 * self.errcap)
             e = <int64_t*>realloc(self.errs, self.errcap * ERR_WORDS * 8)
@@ -582,12 +600,12 @@ cdef class TableOut:
         e[3] = pos
         e[4] = a
         e[5] = b
-        e[6] = sc.r_msg[rix]
-        e[7] = sc.r_start[rix]
-        e[8] = sc.r_end[rix]
+        e[6] = self.cur_sc.r_msg[rix]
+        e[7] = self.cur_sc.r_start[rix]
+        e[8] = self.cur_sc.r_end[rix]
         self.nerr += 1
 
-    cdef inline bint _text(self, Column c, const uint8_t* p, int64_t n) noexcept:
+    cdef inline bint _text(self, Column c, const uint8_t* p, int64_t n) noexcept nogil:
         """Append text in the message's code page as UTF-8; 0 (nothing appended) if it is
         not valid text there."""
         cdef int64_t k
@@ -604,7 +622,7 @@ cdef class TableOut:
         var_commit(c)
         return 1
 
-    cdef bint _hstr(self, Scanner sc, Column c, int64_t f0, int fld, int64_t row) noexcept:
+    cdef bint _hstr(self, Scanner sc, Column c, int64_t f0, int fld, int64_t row) noexcept nogil:
         """Header string field fld → c (null when empty unquoted; error if not text)."""
         cdef int64_t n
         cdef const uint8_t* p
@@ -618,7 +636,7 @@ cdef class TableOut:
         self._herr(row, fld, E_TEXT, sc.f_s[2 * (f0 + fld)], sc.f_s[2 * (f0 + fld)], sc.f_e[2 * (f0 + fld)])
         return 0
 
-    cdef inline void _lit(self, Column c, const char* s, int64_t n) noexcept:
+    cdef inline void _lit(self, Column c, const char* s, int64_t n) noexcept nogil:
         memcpy(c.data + c.dlen, s, n)
         c.dlen += n
         var_commit(c)
@@ -655,11 +673,17 @@ cdef class TableOut:
         self.cur_sc = sc
         self.cur_row0 = row0
         self._reserve(sc, k)
+        with nogil:         # every buffer is sized: the rows are written without the GIL
+            self._rows(sc, k, row0)
+        return k
+
+    cdef int _rows(self, Scanner sc, int64_t k, int64_t row0) except -1 nogil:
+        cdef int64_t i
         for i in range(k):
             self._header_row(sc, self.rowrec[i], row0 + i, i)
         if self.images:
             self._images(sc, k, row0)
-        return k
+        return 0
 
     cdef int _reserve(self, Scanner sc, int64_t k) except -1:
         cdef Column c
@@ -712,14 +736,13 @@ cdef class TableOut:
                     c.reserve_data(nb * expand + 16)
         return 0
 
-    cdef int _header_row(self, Scanner sc, int64_t rix, int64_t row, int64_t i) except -1:
+    cdef int _header_row(self, Scanner sc, int64_t rix, int64_t row, int64_t i) except -1 nogil:
         cdef int64_t f0 = sc.r_f0[rix], n, v, days, clock, fi
         cdef const uint8_t* p
         cdef const uint8_t* a = self.asc
         cdef int64_t kind = 0 if sc.r_err[rix] == 0 else (1 if sc.r_tab[rix] < 0 else 2)
         cdef int64_t j, g, ndig, inv
         cdef uint8_t ch
-        cdef Column c
         (<int64_t*>self.seq.data)[row] = sc.r_seq[rix]
         col_valid(self.seq, row)
         self.seq.length += 1
@@ -790,7 +813,7 @@ cdef class TableOut:
 
     cdef inline bint _same_span(self, Scanner sc, int64_t f0, int64_t fa, int64_t fb,
                                 int64_t row, const uint8_t** ptr, int64_t* ln,
-                                bint ok) noexcept:
+                                bint ok) noexcept nogil:
         """Whether fields fa..fb equal the previous row's (then they need no conversion);
         remembers this row's span either way."""
         cdef const uint8_t* p = sc.data + sc.f_s[2 * (f0 + fa)]
@@ -803,11 +826,11 @@ cdef class TableOut:
         return same
 
     cdef inline void _herr(self, int64_t row, int32_t field, int32_t code, int64_t pos,
-                           int64_t a, int64_t b) noexcept:
+                           int64_t a, int64_t b) noexcept nogil:
         self.herr = 1
         self._err(row, field, code, pos, a, b)
 
-    cdef void _copy_prev(self, int64_t row, int64_t i, int group) noexcept:
+    cdef void _copy_prev(self, int64_t row, int64_t i, int group) noexcept nogil:
         """Copy the previous row's results of header group 0 (fields 1-4) or 1 (8-12)."""
         if group == 0:
             _again_fixed(self.s_type, row)
@@ -824,7 +847,7 @@ cdef class TableOut:
             _again_var(self.s_plan, row)
             _again_fixed(self.s_seg, row)
 
-    cdef int _group_a(self, Scanner sc, int64_t f0, int64_t row, int64_t i) except -1:
+    cdef int _group_a(self, Scanner sc, int64_t f0, int64_t row, int64_t i) except -1 nogil:
         """Header fields 1-4: type, identifier (and its invalid-column marker), put time."""
         cdef int64_t n, v, inv
         cdef const uint8_t* p
@@ -856,36 +879,16 @@ cdef class TableOut:
         self._put_ts(sc, f0, row)
         return 0
 
-    cdef int _group_b(self, Scanner sc, int64_t f0, int64_t row) except -1:
+    cdef int _group_b(self, Scanner sc, int64_t f0, int64_t row) except -1 nogil:
         """Header fields 8-12: transaction id, commit LSN, commit time, plan, segment."""
-        cdef int64_t n, v, g, ndig
+        cdef int64_t n, v
         cdef const uint8_t* p
         cdef const uint8_t* a = self.asc
-        cdef Column c
         # 8 transaction id
         self._hstr(sc, self.txid, f0, 7, row)
         # 9 commit_lsn: 4-hex-digit groups joined by ':' → bytes
         p = sc.content(f0 + 8, &n)
-        c = self.commit_pos
-        if _null(sc, f0 + 8):
-            col_null(c)
-        elif (n + 1) % 5 != 0:
-            col_null(c)
-            self._herr(row, 8, E_VALUE, sc.f_s[2 * (f0 + 8)], sc.f_s[2 * (f0 + 8)], sc.f_e[2 * (f0 + 8)])
-        else:
-            g = 0
-            ndig = c.dlen
-            while g < n:
-                if unhex(p + g, 4, a, c.data + c.dlen) != 2 or (g + 4 < n and A(a, p[g + 4]) != 58):
-                    break
-                c.dlen += 2
-                g += 5
-            if g < n:
-                c.dlen = ndig
-                col_null(c)
-                self._herr(row, 8, E_VALUE, sc.f_s[2 * (f0 + 8)], sc.f_s[2 * (f0 + 8)], sc.f_e[2 * (f0 + 8)])
-            else:
-                var_commit(c)
+        self._lsn(sc, self.commit_pos, p, n, f0, row)
         # 10 commit_time
         p = sc.content(f0 + 9, &n)
         if _null(sc, f0 + 9):
@@ -912,7 +915,32 @@ cdef class TableOut:
             self._herr(row, 11, E_VALUE, sc.f_s[2 * (f0 + 11)], sc.f_s[2 * (f0 + 11)], sc.f_e[2 * (f0 + 11)])
         return 0
 
-    cdef int _invalid(self, const uint8_t* p, int64_t n, int64_t row, int64_t i) noexcept:
+    cdef void _lsn(self, Scanner sc, Column c, const uint8_t* p, int64_t n, int64_t f0,
+                   int64_t row) noexcept nogil:
+        """commit_lsn: 4-hex-digit groups joined by ':' → bytes."""
+        cdef const uint8_t* a = self.asc
+        cdef int64_t g, ndig
+        if _null(sc, f0 + 8):
+            col_null(c)
+        elif (n + 1) % 5 != 0:
+            col_null(c)
+            self._herr(row, 8, E_VALUE, sc.f_s[2 * (f0 + 8)], sc.f_s[2 * (f0 + 8)], sc.f_e[2 * (f0 + 8)])
+        else:
+            g = 0
+            ndig = c.dlen
+            while g < n:
+                if unhex(p + g, 4, a, c.data + c.dlen) != 2 or (g + 4 < n and A(a, p[g + 4]) != 58):
+                    break
+                c.dlen += 2
+                g += 5
+            if g < n:
+                c.dlen = ndig
+                col_null(c)
+                self._herr(row, 8, E_VALUE, sc.f_s[2 * (f0 + 8)], sc.f_s[2 * (f0 + 8)], sc.f_e[2 * (f0 + 8)])
+            else:
+                var_commit(c)
+
+    cdef int _invalid(self, const uint8_t* p, int64_t n, int64_t row, int64_t i) noexcept nogil:
         """The tail of ``IBM-INVALID-COLUMN-`` : 1–4 digits, optional '-', A|B, '-', HEX|NULL.
         Returns 1 and writes source.invalid_* on success, -1 if malformed."""
         cdef const uint8_t* a = self.asc
@@ -947,7 +975,7 @@ cdef class TableOut:
         self._lit(self.s_invimg, b"A" if img == 65 else b"B", 1)
         return 1
 
-    cdef void _put_ts(self, Scanner sc, int64_t f0, int64_t row) noexcept:
+    cdef void _put_ts(self, Scanner sc, int64_t f0, int64_t row) noexcept nogil:
         """date ``YYYYnnn`` + time ``HHMMSSmmmmmm`` → source.put_ts (wall clock µs)."""
         cdef const uint8_t* a = self.asc
         cdef const uint8_t* p
@@ -977,12 +1005,11 @@ cdef class TableOut:
         col_valid(self.s_put, row)
         self.s_put.length += 1
 
-    cdef int _images(self, Scanner sc, int64_t k, int64_t row0) except -1:
+    cdef int _images(self, Scanner sc, int64_t k, int64_t row0) except -1 nogil:
         cdef int64_t n = self.ncols, i, j, nupd = 0, nodd = 0
         cdef int64_t nb = ((k + 63) >> 6) << 3      # bitmap bytes, whole 64-bit words
         cdef uint8_t op, bit
         cdef uint8_t* nl
-        cdef Column c
         # per chunk, once, in one pass over the rows: rows by op as bitmaps (bit i = row
         # row0 + i), and which image fields are NULL, one bitmap per field — so that the
         # per-column work is a few word operations instead of a strided load per row
@@ -1029,21 +1056,25 @@ cdef class TableOut:
             if self.want_flags:
                 _bits_or(self.changed_v.valid, row0, known, k)
                 _bits_or(self.present_v.valid, row0, known, k)
-            for c in (self.before_v, self.after_v, self.changed_v, self.present_v):
-                c.length += k
+            self.before_v.length += k
+            self.after_v.length += k
+            self.changed_v.length += k
+            self.present_v.length += k
             for j in range(n):
                 if self.want_before:
-                    self._column(sc, <Column>self.before[j], k, row0, j, 0, todo, known,
+                    self._column(sc, <Column>self.img[j], k, row0, j, 0, todo, known,
                                  hasb, nulls + j * nb)
                 else:
-                    _nulls_to(<Column>self.before[j], row0 + k)
-                self._column(sc, <Column>self.after[j], k, row0, j, 1, todo, known, hasa,
+                    _nulls_to(<Column>self.img[j], row0 + k)
+                self._column(sc, <Column>self.img[n + j], k, row0, j, 1, todo, known, hasa,
                              nulls + (n + j) * nb)
                 if self.want_flags:
-                    self._flags(sc, k, row0, j, known, ins, bm + 4 * nb, upd, nupd, odd, nodd)
+                    self._flags(sc, <Column>self.img[j], <Column>self.img[n + j],
+                                <Column>self.img[2 * n + j], <Column>self.img[3 * n + j],
+                                k, row0, j, known, ins, bm + 4 * nb, upd, nupd, odd, nodd)
                 else:
-                    (<Column>self.changed[j]).length = row0 + k
-                    (<Column>self.present[j]).length = row0 + k
+                    _set_length(<Column>self.img[2 * n + j], row0 + k)
+                    _set_length(<Column>self.img[3 * n + j], row0 + k)
         finally:
             free(todo)
             free(bm)
@@ -1051,7 +1082,7 @@ cdef class TableOut:
 
     cdef int _column(self, Scanner sc, Column c, int64_t k, int64_t row0, int64_t j,
                      int64_t img, int64_t* todo, const uint8_t* known, const uint8_t* has,
-                     const uint8_t* isnull) except -1:
+                     const uint8_t* isnull) except -1 nogil:
         """Column j of one image for the chunk's k rows: first which rows carry a value
         (from the chunk's bitmaps: rows whose op has this image, minus NULL fields), then one
         tight loop for the column's kind. Pointers live in locals: stores through byte
@@ -1298,7 +1329,7 @@ cdef class TableOut:
         return 0
 
     cdef int64_t _hex_text(self, Scanner sc, const uint8_t* p, int64_t n,
-                           uint8_t* out) except -3:
+                           uint8_t* out) except -3 nogil:
         """A HEX row's character value decoded with hex_encoding: -2 bad hex, -1 bad text."""
         cdef uint8_t* tmp = sc._scratch(n)
         cdef int64_t w = unhex(p, n, self.asc, tmp)     # may run in place: it writes behind
@@ -1311,17 +1342,14 @@ cdef class TableOut:
             return w
         return to_utf8(tmp, w, self.hu8, self.hu8len, out)
 
-    cdef int _flags(self, Scanner sc, int64_t k, int64_t row0, int64_t j,
+    cdef int _flags(self, Scanner sc, Column cb, Column ca, Column cch, Column cpr,
+                    int64_t k, int64_t row0, int64_t j,
                     const uint8_t* known, const uint8_t* ins, uint8_t* tmp,
                     const int64_t* upd, int64_t nupd, const int64_t* odd,
-                    int64_t nodd) except -1:
+                    int64_t nodd) except -1 nogil:
         """changed / present of column j (SPEC §3, docs/ibm-delimited.md): validity is the
         rows with a known op; changed is inserts plus updates whose values differ; present is
         every such row but the columns an invalid-column row did not send."""
-        cdef Column cb = <Column>self.before[j]
-        cdef Column ca = <Column>self.after[j]
-        cdef Column cch = <Column>self.changed[j]
-        cdef Column cpr = <Column>self.present[j]
         cdef int64_t nb = (k + 7) >> 3, i, w, kind = self.kind[j]
         cdef bint notsent = self.is_lob[j] or self.is_char[j]
         cdef bint lob = self.is_lob[j]
@@ -1351,14 +1379,18 @@ cdef class TableOut:
         return 0
 
 
-cdef inline void _nulls_to(Column c, int64_t length) noexcept:
+cdef inline void _set_length(Column c, int64_t length) noexcept nogil:
+    c.length = length
+
+
+cdef inline void _nulls_to(Column c, int64_t length) noexcept nogil:
     """Rows up to `length` of a column not read are null (validity bits are zero already)."""
     if c.layout == VAR:
         offsets_to(c.offs, c.length, length, c.dlen)
     c.length = length
 
 
-cdef inline void _bits_or(uint8_t* dst, int64_t at, const uint8_t* src, int64_t n) noexcept:
+cdef inline void _bits_or(uint8_t* dst, int64_t at, const uint8_t* src, int64_t n) noexcept nogil:
     """OR the n bits of src (from bit 0) into dst from bit `at` on."""
     cdef int64_t nb = (n + 7) >> 3, i
     cdef int sh = at & 7
@@ -1451,6 +1483,60 @@ def next_record_start(data, bytes delims, int64_t offset):
         if sc.pos >= offset:
             return sc.pos
         sc.reset()
+
+
+def guess_record_start(data, bytes delims, int64_t offset, int checks=2):
+    """A likely record start at or after `offset`: just past a record delimiter, where the
+    next `checks` records split cleanly into at least 12 fields each, each ended by a record
+    delimiter (or the stream's end); len(data) when there is none. A guess — a delimiter
+    inside a string is data, which only a walk from the stream's start tells — that the
+    decoder checks (formats/_pieces.py): this only makes a wrong guess rare."""
+    cdef const uint8_t[::1] dv = data
+    cdef int64_t n = dv.shape[0]
+    if n == 0 or offset >= n:
+        return n
+    cdef const uint8_t* d = &dv[0]
+    cdef uint8_t cls[256]
+    cdef uint8_t cd = delims[0], rd = delims[1], sd = delims[2]
+    memset(cls, 0, 256)
+    cls[cd] = 1
+    cls[rd] = 2
+    cls[sd] = 3
+    cdef int64_t room = 4096
+    cdef int64_t* fs = <int64_t*>grow(NULL, room * 16)
+    cdef uint8_t* ffl = <uint8_t*>grow(NULL, room)
+    cdef int64_t at = offset, cand, p, nf, errpos, esc
+    cdef int32_t err
+    cdef const uint8_t* hit
+    cdef int k
+    cdef bint ok
+    try:
+        with nogil:
+            while True:
+                hit = <const uint8_t*>memchr(d + at, rd, n - at)
+                if hit == NULL or hit - d + 1 >= n:
+                    at = n
+                    break
+                cand = hit - d + 1
+                p = cand
+                ok = 1
+                for k in range(checks):
+                    if p >= n:
+                        break
+                    p = _split(d, p, n, cls, sd, cd, rd, fs, fs + 1, ffl, room, &nf, &err,
+                               &errpos, &esc)
+                    if p < 0 or err or nf < 12:
+                        ok = 0
+                        break
+                    p += 1
+                if ok:
+                    at = cand
+                    break
+                at = cand
+    finally:
+        free(fs)
+        free(ffl)
+    return at
 
 
 cdef extern from "cdcfast/_utf8.h":
@@ -1579,7 +1665,7 @@ cdef inline int64_t _split(const uint8_t* d, int64_t p, int64_t end, const uint8
 
 cdef inline const uint8_t* _value(Scanner sc, const uint8_t* d, const int64_t* fs,
                                  const int64_t* fe, const uint8_t* ffl, int64_t fi,
-                                 int64_t* n) noexcept:
+                                 int64_t* n) noexcept nogil:
     """The bytes of field fi's value: quotes off, in the input (an escaped value, rare in a
     number, is unescaped now, into scratch)."""
     cdef int64_t s = fs[2 * fi]
@@ -1608,7 +1694,7 @@ cdef inline bint _eq(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nog
     return 1
 
 
-cdef inline void _again_fixed(Column c, int64_t row) noexcept:
+cdef inline void _again_fixed(Column c, int64_t row) noexcept nogil:
     """Row `row` of a fixed-width column repeats row - 1."""
     if c.width == 8:
         (<int64_t*>c.data)[row] = (<int64_t*>c.data)[row - 1]
@@ -1621,7 +1707,7 @@ cdef inline void _again_fixed(Column c, int64_t row) noexcept:
     c.length += 1
 
 
-cdef inline void _again_var(Column c, int64_t row) noexcept:
+cdef inline void _again_var(Column c, int64_t row) noexcept nogil:
     """Row `row` of a string/binary column repeats row - 1 (its bytes end where the next
     value starts: the column reserves 32 bytes of slack for the 16-byte moves)."""
     cdef int64_t n
@@ -1634,13 +1720,13 @@ cdef inline void _again_var(Column c, int64_t row) noexcept:
         col_null(c)
 
 
-cdef inline bint _null(Scanner sc, int64_t fi) noexcept:
+cdef inline bint _null(Scanner sc, int64_t fi) noexcept nogil:
     """An empty unquoted field is NULL (SPEC §5.1)."""
     return sc.f_fl[fi] & F_NULL
 
 
 cdef inline bint _ascii_eq(const uint8_t* p, const uint8_t* a, const char* s,
-                           int64_t n) noexcept:
+                           int64_t n) noexcept nogil:
     cdef int64_t i
     for i in range(n):
         if A(a, p[i]) != <uint8_t>s[i]:
@@ -1649,7 +1735,7 @@ cdef inline bint _ascii_eq(const uint8_t* p, const uint8_t* a, const char* s,
 
 
 cdef inline bint _ascii_ieq(const uint8_t* p, const uint8_t* a, const char* s,
-                            int64_t n) noexcept:
+                            int64_t n) noexcept nogil:
     cdef int64_t i
     cdef uint8_t c
     for i in range(n):
@@ -1662,7 +1748,7 @@ cdef inline bint _ascii_ieq(const uint8_t* p, const uint8_t* a, const char* s,
 
 
 cdef bint _dectext(const uint8_t* p, int64_t n, const uint8_t* a, uint8_t dc,
-                   uint8_t* out) noexcept:
+                   uint8_t* out) noexcept nogil:
     """An exact number's text (DECFLOAT, NUMBER): checked, copied as ASCII with '.' for dc."""
     cdef double ignored
     cdef int64_t i, s = 0
@@ -1680,7 +1766,7 @@ cdef bint _dectext(const uint8_t* p, int64_t n, const uint8_t* a, uint8_t dc,
     return 1
 
 
-cdef inline bint _same(Column b, Column a, int64_t row, int64_t kind) noexcept:
+cdef inline bint _same(Column b, Column a, int64_t row, int64_t kind) noexcept nogil:
     """Null-safe equality of row `row` in two columns of one type."""
     cdef bint vb = bits_get(b.valid, row), va = bits_get(a.valid, row)
     cdef int64_t sb, eb, sa, ea

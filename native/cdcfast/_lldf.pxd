@@ -71,4 +71,4 @@ cdef bint text_run(TextRun* t, const uint8_t* rows, int32_t* offs, uint8_t* data
                    const int64_t* todo, int64_t nval, const uint8_t** vp, int64_t voff,
                    int64_t width, const int32_t* vl, const uint8_t** iend,
                    const uint8_t** rend, int64_t vmax, int64_t rb, int64_t nrows, int64_t text,
-                   uint8_t* mixed, int64_t* out) except -1
+                   uint8_t* mixed, int64_t* out) except -1 nogil

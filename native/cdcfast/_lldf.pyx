@@ -141,7 +141,8 @@ cdef class TableOut:
     # envelope columns
     cdef public Column op, source_op, schema, table, txid, commit_ts, change_ts, commit_pos
     cdef public Column change_pos, seq, msg, source_v, owner_trunc, name_trunc
-    cdef public list source
+    cdef readonly list source
+    cdef void** src                     # the same Columns, reachable without the GIL
     # images
     cdef public list before, after, changed, present
     cdef public Column before_v, after_v, changed_v, present_v
@@ -238,6 +239,9 @@ cdef class TableOut:
         self.owner_trunc = Column(BITS)
         self.name_trunc = Column(BITS)
         self.source = [self._head_column(self.h_kind[j]) for j in range(self.nhead)]
+        self.src = <void**>grow(NULL, (self.nhead + 1) * sizeof(void*))
+        for j in range(self.nhead):
+            self.src[j] = <void*>self.source[j]    # borrowed: the list keeps them
         self.before = [self._value_column(j) for j in range(n)] if images else []
         self.after = [self._value_column(j) for j in range(n)] if images else []
         self.changed = [Column(BITS) for j in range(n)] if images else []
@@ -267,7 +271,7 @@ cdef class TableOut:
 
     def __dealloc__(self):
         free(self.kind); free(self.width); free(self.prec); free(self.nullable); free(self.tz)
-        free(self.h_kind); free(self.h_off); free(self.h_width)
+        free(self.h_kind); free(self.h_off); free(self.h_width); free(self.src)
         free(self.errs); free(self.raw); free(self.rows); free(self.hp); free(self.hpz)
         free(self.cb); free(self.ca); free(self.cc); free(self.cp)
         free(self.lsz); free(self.wcol); free(self.vp); free(self.vl); free(self.ip)
@@ -277,7 +281,7 @@ cdef class TableOut:
         free(self.nulbm); free(self.framedbm); free(self.latin)
         text_run_free(&self.trun)
 
-    cdef void _runs(self) noexcept:
+    cdef void _runs(self) noexcept nogil:
         """The columns' WCol entries: runs of fixed-width columns with their offsets."""
         cdef int64_t j = 0, t, off
         cdef WCol* c
@@ -369,7 +373,7 @@ cdef class TableOut:
 
     cdef int _err(self, int64_t row, int32_t code, int32_t field, int64_t pos, int64_t a,
                   int64_t b, int64_t c, int64_t msg, const uint8_t* raw,
-                  int64_t rawlen) except -1:
+                  int64_t rawlen) except -1 nogil:
         cdef int64_t* e
         cdef int64_t keep = rawlen if rawlen < RAW_SHOWN else RAW_SHOWN
         if self.nerr >= self.errcap:
@@ -433,10 +437,16 @@ cdef class TableOut:
             if t >= 0:
                 bits_set(self.framedbm - b0, row0 + r)
         self._reserve(k)
-        self._envelope(fr, k, row0)
-        self._header(fr, k, row0)
+        self.schema.reserve_data(k * fr.maxname + 8)
+        self.table.reserve_data(k * fr.maxname + 8)
+        self._header_reserve(k)
         if self.images:
-            self._images(fr, k, row0)
+            self._images_load()
+        with nogil:         # every column has room for the chunk: written without the GIL
+            self._envelope(fr, k, row0)
+            self._header(fr, k, row0)
+            if self.images:
+                self._images(fr, k, row0)
         return k
 
     cdef int _reserve(self, int64_t k) except -1:
@@ -458,7 +468,39 @@ cdef class TableOut:
         self.change_pos.reserve_data(10 * k)
         return 0
 
-    cdef int _envelope(self, Framer fr, int64_t k, int64_t row0) except -1:
+    cdef void _names(self, Framer fr, Column c, const int64_t* noff, const int64_t* nlen,
+                     int64_t k, int64_t row0) noexcept nogil:
+        """schema or table: the names the framer read (the table's, or null)."""
+        cdef uint8_t* out = c.data
+        cdef int32_t* offs = c.offs
+        cdef uint8_t* valid = c.valid
+        cdef int64_t dlen = c.dlen, i, row, t
+        for i in range(k):
+            row = row0 + i
+            t = fr.r_tab[self.rows[i]]
+            if t >= 0 and nlen[t] >= 0:
+                copy_exact(out + dlen, fr.nbuf + noff[t], nlen[t])
+                dlen += nlen[t]
+                bits_set(valid, row)
+            offs[row + 1] = <int32_t>dlen
+        c.dlen = dlen
+
+    cdef void _lrsn(self, Column c, int64_t j, int64_t k, int64_t row0) noexcept nogil:
+        """commit_pos or change_pos: the 10-byte LRSN at header offset j (null unframed)."""
+        cdef uint8_t* out = c.data
+        cdef int32_t* offs = c.offs
+        cdef int64_t dlen = c.dlen, i, row
+        cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0
+        for i in range(k):
+            row = row0 + i
+            if self.hp[i] != NULL:
+                memcpy(out + dlen, self.hp[i] + j, LEN_LRSN)
+                dlen += LEN_LRSN
+            offs[row + 1] = <int32_t>dlen
+        c.dlen = dlen
+        _or_bits(c.valid + b0, self.framedbm, nb)
+
+    cdef int _envelope(self, Framer fr, int64_t k, int64_t row0) except -1 nogil:
         """The envelope's columns over the chunk's k rows, one column a loop (its buffers in
         locals: a store through a byte pointer would otherwise reload every Column field)."""
         cdef int64_t i, r, h, j, v, t, row
@@ -479,12 +521,9 @@ cdef class TableOut:
         cdef int32_t* offs
         cdef uint8_t* valid
         cdef int64_t dlen
-        cdef Column c
         cdef char txt[32]
         cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0
         cdef const uint8_t* prev_uor = NULL
-        self.schema.reserve_data(k * fr.maxname + 8)
-        self.table.reserve_data(k * fr.maxname + 8)
         for i in range(k):
             r = rows[i]
             seq[row0 + i] = fr.r_seq[r]
@@ -519,22 +558,8 @@ cdef class TableOut:
             offs[row + 1] = <int32_t>dlen
         self.source_op.dlen = dlen
         # schema and table: the names the framer read (the table's, or null)
-        cdef const int64_t* noff
-        cdef const int64_t* nlen
-        for h in range(2):
-            c = self.schema if h == 0 else self.table
-            noff = fr.t_sch if h == 0 else fr.t_tab
-            nlen = fr.t_schlen if h == 0 else fr.t_tablen
-            out, offs, valid, dlen = c.data, c.offs, c.valid, c.dlen
-            for i in range(k):
-                row = row0 + i
-                t = rtab[rows[i]]
-                if t >= 0 and nlen[t] >= 0:
-                    copy_exact(out + dlen, fr.nbuf + noff[t], nlen[t])
-                    dlen += nlen[t]
-                    bits_set(valid, row)
-                offs[row + 1] = <int32_t>dlen
-            c.dlen = dlen
+        self._names(fr, self.schema, fr.t_sch, fr.t_schlen, k, row0)
+        self._names(fr, self.table, fr.t_tab, fr.t_tablen, k, row0)
         # txid: UORID in hex (a transaction's repeats: converted when it changes)
         out, offs, valid, dlen = self.txid.data, self.txid.offs, self.txid.valid, self.txid.dlen
         for i in range(k):
@@ -552,21 +577,15 @@ cdef class TableOut:
         self.txid.dlen = dlen
         _or_bits(valid + b0, self.framedbm, nb)     # (valid where framed)
         # commit_pos (UORCOMMITLRSN) and change_pos (LOGLRSN), 10 bytes each
-        for h in range(2):
-            c = self.commit_pos if h == 0 else self.change_pos
-            j = OFF_COMMITLRSN if h == 0 else OFF_LOGLRSN
-            out, offs, valid, dlen = c.data, c.offs, c.valid, c.dlen
-            for i in range(k):
-                row = row0 + i
-                if hp[i] != NULL:
-                    memcpy(out + dlen, hp[i] + j, LEN_LRSN)
-                    dlen += LEN_LRSN
-                offs[row + 1] = <int32_t>dlen
-            c.dlen = dlen
-            _or_bits(valid + b0, self.framedbm, nb)
-        for c in (self.op, self.source_op, self.schema, self.table, self.txid, self.commit_pos,
-                  self.change_pos):
-            c.length = row0 + k
+        self._lrsn(self.commit_pos, OFF_COMMITLRSN, k, row0)
+        self._lrsn(self.change_pos, OFF_LOGLRSN, k, row0)
+        self.op.length = row0 + k
+        self.source_op.length = row0 + k
+        self.schema.length = row0 + k
+        self.table.length = row0 + k
+        self.txid.length = row0 + k
+        self.commit_pos.length = row0 + k
+        self.change_pos.length = row0 + k
         # the timestamps (a transaction's commit time repeats: converted when it changes)
         cdef const uint8_t* prev_commit = NULL
         cdef int64_t cv = 0
@@ -618,15 +637,28 @@ cdef class TableOut:
                     self.errs[(self.nerr - 1) * ERR_WORDS + ERR_SPAN_END] = fr.r_end[r]
         return 0
 
-    cdef int _header(self, Framer fr, int64_t k, int64_t row0) except -1:
+    cdef int _header_reserve(self, int64_t k) except -1:
+        """Room for k rows of the header fields' text."""
+        cdef int64_t f, kind, w
+        for f in range(self.nhead):
+            kind = self.h_kind[f]
+            w = self.h_width[f]
+            if kind == H_CHAR:
+                (<Column>self.src[f]).reserve_data(3 * w * k + 16)  # ≤ 3 UTF-8 bytes a byte;
+            elif kind == H_BINX:                                    # 16-byte copies
+                (<Column>self.src[f]).reserve_data(w * k + 8)
+        return 0
+
+    cdef int _header(self, Framer fr, int64_t k, int64_t row0) except -1 nogil:
         """The source struct, one header field at a time over all k rows."""
         cdef int64_t i, f
         cdef const uint8_t** hp = self.hp
         cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0
         cdef uint8_t* otr = self.owner_trunc.data
         cdef uint8_t* ntr = self.name_trunc.data
-        for c in (self.source_v, self.owner_trunc, self.name_trunc):   # valid where framed
-            _or_bits((<Column>c).valid + b0, self.framedbm, nb)
+        _or_bits(self.source_v.valid + b0, self.framedbm, nb)      # valid where framed
+        _or_bits(self.owner_trunc.valid + b0, self.framedbm, nb)
+        _or_bits(self.name_trunc.valid + b0, self.framedbm, nb)
         for i in range(k):
             if hp[i] != NULL:
                 if be16(hp[i] + OFF_OWNERLEN) > LEN_OWNER:
@@ -637,10 +669,10 @@ cdef class TableOut:
         self.owner_trunc.length = row0 + k
         self.name_trunc.length = row0 + k
         for f in range(self.nhead):
-            self._field(fr, <Column>self.source[f], f, k, row0)
+            self._field(fr, <Column>self.src[f], f, k, row0)
         return 0
 
-    cdef int _field(self, Framer fr, Column c, int64_t f, int64_t k, int64_t row0) except -1:
+    cdef int _field(self, Framer fr, Column c, int64_t f, int64_t k, int64_t row0) except -1 nogil:
         """One header field over the chunk's k rows: a loop per kind. Fields repeat from
         record to record (a transaction's, a connection's), so text and timestamps are
         converted only when their bytes differ from the previous row's."""
@@ -659,10 +691,6 @@ cdef class TableOut:
         cdef uint8_t ch
         cdef bint pvalid = 0
         cdef int rc
-        if kind == H_CHAR:
-            c.reserve_data(3 * w * k + 16)          # ≤ 3 UTF-8 bytes a byte; 16-byte copies
-        elif kind == H_BINX:
-            c.reserve_data(w * k + 8)
         data = c.data
         offs = c.offs
         dlen = c.dlen
@@ -737,7 +765,7 @@ cdef class TableOut:
 
     cdef int64_t _char_field(self, Framer fr, int64_t f, int64_t k, int64_t row0,
                              uint8_t* data, int32_t* offs, uint8_t* valid,
-                             int64_t dlen) except -1:
+                             int64_t dlen) except -1 nogil:
         """A CHAR header field (at most 16 bytes) over the chunk's k rows into data from
         dlen on (chunk row i's end: offs[i]): its text without trailing blanks, null when
         blank (so valid exactly where its text is not empty). Returns the data's new
@@ -841,7 +869,23 @@ cdef class TableOut:
         cs[j].dcap = c.dcap
         return 0
 
-    cdef int _images(self, Framer fr, int64_t k, int64_t row0) except -1:
+    cdef int _images_load(self) except -1:
+        """The value columns' Col structs, loaded once the columns have room for the chunk
+        (with the GIL: they are reached through Python lists)."""
+        cdef int64_t n = self.ncols
+        if self.ccap < n:
+            self.ccap = n
+            self.cb = <Col*>grow(self.cb, n * sizeof(Col))
+            self.ca = <Col*>grow(self.ca, n * sizeof(Col))
+            self.cc = <Col*>grow(self.cc, n * sizeof(Col))
+            self.cp = <Col*>grow(self.cp, n * sizeof(Col))
+        self._load(self.before, self.cb)
+        self._load(self.after, self.ca)
+        self._load(self.changed, self.cc)
+        self._load(self.present, self.cp)
+        return 0
+
+    cdef int _images(self, Framer fr, int64_t k, int64_t row0) except -1 nogil:
         """The row images of the chunk's k records, in two passes. First record by record:
         each image's columns are walked (null bytes, lengths; a column starts where the one
         before it ends), which decides whether the image matches the catalog and where each
@@ -853,16 +897,6 @@ cdef class TableOut:
         cdef bint bad, has_b, has_a, ok_b, ok_a
         cdef int side
         cdef int64_t raw0, e_rec, raw_rec
-        if self.ccap < n:
-            self.ccap = n
-            self.cb = <Col*>grow(self.cb, n * sizeof(Col))
-            self.ca = <Col*>grow(self.ca, n * sizeof(Col))
-            self.cc = <Col*>grow(self.cc, n * sizeof(Col))
-            self.cp = <Col*>grow(self.cp, n * sizeof(Col))
-        self._load(self.before, self.cb)
-        self._load(self.after, self.ca)
-        self._load(self.changed, self.cc)
-        self._load(self.present, self.cp)
         # bitmaps of the chunk's rows from byte b0 on, each padded to whole words (nbs bytes)
         cdef int64_t b0 = row0 >> 3, nb = ((row0 + k + 7) >> 3) - b0, j
         cdef int64_t nbs = (nb + 7) & ~7
@@ -893,7 +927,9 @@ cdef class TableOut:
         cdef uint8_t* okbm = self.okbm - b0
         cdef uint8_t* insbm = self.insbm - b0
         cdef uint8_t* updbm = self.updbm - b0
-        for i0 in range(0, k, BLOCK):
+        cdef int64_t ib
+        for ib in range((k + BLOCK - 1) // BLOCK):     # blocks of BLOCK rows
+            i0 = ib * BLOCK
             i1 = min(k, i0 + BLOCK)
             self.i0 = i0
             for i in range(i0, i1):
@@ -982,9 +1018,8 @@ cdef class TableOut:
                     _changed(self.cb + j, self.ca + j, self.cc[j].data, self.updbm + tb0,
                              b0 + tb0, tb1 - tb0)
                 nupd = 0
-        for side in range(2):
-            _or_bits((self.before_v if side == 0 else self.after_v).valid + b0,
-                     self.imgbm + side * nbs, nb)
+        _or_bits(self.before_v.valid + b0, self.imgbm, nb)
+        _or_bits(self.after_v.valid + b0, self.imgbm + nbs, nb)
         # changed / present of the chunk's rows: valid where the images were read, present
         # all true there, changed all true for inserts (updates' bits are set above)
         if self.want_flags:
@@ -995,15 +1030,16 @@ cdef class TableOut:
             _or_bits(self.cp[j].valid + b0, self.okbm, nb)
             _or_bits(self.cp[j].data + b0, self.okbm, nb)
             _or_bits(self.cc[j].data + b0, self.insbm, nb)
-        if not self.want_before:
-            for j in range(n):
-                if self.cb[j].layout == VAR:
-                    offsets_to(self.cb[j].offs, (<Column>self.before[j]).length, row0 + k,
-                               self.cb[j].dlen)
-        self._store(self.before, self.cb, row0 + k)
-        self._store(self.after, self.ca, row0 + k)
-        self._store(self.changed, self.cc, row0 + k)
-        self._store(self.present, self.cp, row0 + k)
+        with gil:
+            if not self.want_before:
+                for j in range(n):
+                    if self.cb[j].layout == VAR:
+                        offsets_to(self.cb[j].offs, (<Column>self.before[j]).length, row0 + k,
+                                   self.cb[j].dlen)
+            self._store(self.before, self.cb, row0 + k)
+            self._store(self.after, self.ca, row0 + k)
+            self._store(self.changed, self.cc, row0 + k)
+            self._store(self.present, self.cp, row0 + k)
         self.before_v.length = row0 + k
         self.after_v.length = row0 + k
         self.changed_v.length = row0 + k
@@ -1011,7 +1047,7 @@ cdef class TableOut:
         return 0
 
     cdef inline int64_t _walk(self, Framer fr, int64_t r, const uint8_t* p, int64_t n,
-                              int64_t base, int side, int64_t i) except -2:
+                              int64_t base, int side, int64_t i) except -2 nogil:
         """Where the columns of one image (n bytes at p; base: its offset in the record's
         data; i: the row in the chunk) lie: into vp, where each run of fixed-width columns
         starts (its columns lie at fixed offsets from there, see WCol; `_column` reads their
@@ -1080,7 +1116,7 @@ cdef class TableOut:
         return q
 
     cdef int _column(self, Framer fr, int side, int64_t j, int64_t i0, int64_t i1,
-                     int64_t row0) except -1:
+                     int64_t row0) except -1 nogil:
         """Column j of one side's images over the block of chunk rows i0 … i1 - 1: the rows
         that have a value (their image read, the value not null), then one tight loop of the
         column's kind over them. Pointers live in locals: stores through byte pointers would
@@ -1218,7 +1254,7 @@ cdef class TableOut:
         return 0
 
     cdef int _var_column(self, Framer fr, int side, int64_t j, int64_t i0, int64_t i1,
-                         int64_t row0, const int64_t* todo, int64_t nval) except -1:
+                         int64_t row0, const int64_t* todo, int64_t nval) except -1 nogil:
         """`_column` for the kinds with offsets (the nval rows of todo have values): the
         room for the block reserved once, every row's offset written (nulls and rows without
         this image keep the one before). A fixed-width column's (CHAR, GRAPHIC, BINARY)
@@ -1229,7 +1265,6 @@ cdef class TableOut:
         cdef const uint8_t** vp = self.vp + (side * n + c.run0) * BLOCK  # block row i: vp[i]
         cdef const int32_t* vl = self.vl + (side * n + j) * BLOCK
         cdef const uint8_t** iend = self.iend + side * BLOCK
-        cdef list cols = self.before if side == 0 else self.after
         cdef Col* cs = self.cb if side == 0 else self.ca
         cdef int64_t kind = self.kind[j]
         cdef int64_t w, i, row, ln, o, need = 0, nxt = rb, dlen
@@ -1259,7 +1294,8 @@ cdef class TableOut:
         text = need
         need = 3 * need + 40 if what == 3 else (2 * need if what == 1 else need)
         if cs[j].dlen + need > cs[j].dcap:
-            self._grow_var(cols, cs, j, need)
+            with gil:       # (rare: string data past what the chunk reserved)
+                self._grow_var(self.before if side == 0 else self.after, cs, j, need)
         cdef uint8_t* data = cs[j].data
         cdef int32_t* offs = cs[j].offs
         dlen = cs[j].dlen
@@ -1301,7 +1337,7 @@ cdef class TableOut:
         return 0
 
     cdef int _null_bytes(self, Framer fr, int side, int64_t j, const int64_t* todo,
-                         int64_t nimg) except -1:
+                         int64_t nimg) except -1 nogil:
         """Fixed-width column j's null bytes that are neither X'00' nor X'FF' in side's
         images at the nimg block rows of todo (rare): an error each (the value is null)."""
         cdef int64_t n = self.ncols, w, i, ii, r
@@ -1319,7 +1355,7 @@ cdef class TableOut:
                           fr.r_msg[r], NULL, 0)
         return 0
 
-    cdef int _bad(self, Framer fr, int side, int64_t j, int64_t i) except -1:
+    cdef int _bad(self, Framer fr, int side, int64_t j, int64_t i) except -1 nogil:
         """Column j of side's image at block row i holds no valid value of its type: null,
         and an error that shows its bytes."""
         cdef int64_t n = self.ncols, ii = side * BLOCK + i
@@ -1343,7 +1379,7 @@ cdef bint text_run(TextRun* t, const uint8_t* rows, int32_t* offs, uint8_t* data
                    const int64_t* todo, int64_t nval, const uint8_t** vp, int64_t voff,
                    int64_t width, const int32_t* vl, const uint8_t** iend,
                    const uint8_t** rend, int64_t vmax, int64_t rb, int64_t nrows, int64_t text,
-                   uint8_t* mixed, int64_t* out) except -1:
+                   uint8_t* mixed, int64_t* out) except -1 nogil:
     """A code-page text column of a block in one run (where the CPU runs cdc_cp_run_avx2;
     `TableOut._var_column`'s arguments; rows: the code page as cdc_cp_rows; text: the
     values' bytes, vmax the longest value's, room for 3 × text + 40 at data + dlen; rend:

@@ -97,7 +97,7 @@ cdef class Framer:
     cdef const uint8_t* dend        # where the input's bytes end
     cdef int64_t slen, scap
 
-    cdef int _reserve(self, int64_t n) except -1
+    cdef int _reserve(self, int64_t n) except -1 nogil
     cdef uint64_t _hash(self, const uint8_t* k) noexcept nogil
     cdef int32_t _lookup(self, const uint8_t* k) noexcept nogil
     cdef int _insert(self, const uint8_t* k, int32_t tid) except -1
@@ -109,15 +109,16 @@ cdef class Framer:
     cdef int _body(self, Phys* ph, int64_t p, int64_t n) noexcept nogil
     cdef int _next_phys(self, Phys* ph) noexcept nogil
     cdef bint _next_message(self) noexcept nogil
-    cdef int _seg(self, int64_t r, int64_t log, int64_t phys) except -1
-    cdef int _append(self, const uint8_t* p, int64_t n) except -1
+    cdef int _seg(self, int64_t r, int64_t log, int64_t phys) except -1 nogil
+    cdef int _append(self, const uint8_t* p, int64_t n) except -1 nogil
     cdef void _error(self, int64_t r, int32_t err, int32_t field, int64_t pos,
                      int64_t a, int64_t b) noexcept nogil
     cdef void _corrupt(self, int64_t r, Phys* ph) noexcept nogil
-    cdef int _logical(self, int64_t r, Phys* first) except -1
+    cdef int _logical(self, int64_t r, Phys* first) except -1 nogil
     cdef void _check(self, int64_t r) noexcept nogil
     cdef void _count(self, int64_t r, int32_t tid) noexcept nogil
     cdef void _move(self, int64_t r, int64_t to) noexcept
+    cdef int _frame(self, int64_t max_records) except -1 nogil
     cdef int64_t dpos(self, int64_t r, int64_t q) noexcept nogil
 
     cdef inline const uint8_t* dat(self, int64_t r) noexcept nogil:

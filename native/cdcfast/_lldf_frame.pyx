@@ -108,7 +108,7 @@ cdef class Framer:
         free(self.t_flags)
         free(self.nbuf)
 
-    cdef int _reserve(self, int64_t n) except -1:
+    cdef int _reserve(self, int64_t n) except -1 nogil:
         if n <= self.rcap:
             return 0
         cdef int64_t c = max(n, 2 * self.rcap)
@@ -376,7 +376,7 @@ cdef class Framer:
             return 1
 
     # -- logical records -------------------------------------------------------------------
-    cdef int _seg(self, int64_t r, int64_t log, int64_t phys) except -1:
+    cdef int _seg(self, int64_t r, int64_t log, int64_t phys) except -1 nogil:
         if self.nseg >= self.segcap:
             self.segcap = max(64, 2 * self.segcap)
             self.s_log = <int64_t*>grow(self.s_log, self.segcap * 8)
@@ -386,7 +386,7 @@ cdef class Framer:
         self.nseg += 1
         return 0
 
-    cdef int _append(self, const uint8_t* p, int64_t n) except -1:
+    cdef int _append(self, const uint8_t* p, int64_t n) except -1 nogil:
         if n == 0:          # (an empty segment: no scratch yet, and memcpy(NULL, p, 0) is UB)
             return 0
         if self.slen + n > self.scap:
@@ -418,7 +418,7 @@ cdef class Framer:
         self.r_rawpos[r] = ph.rawpos
         self.r_rawlen[r] = ph.rawlen
 
-    cdef int _logical(self, int64_t r, Phys* first) except -1:
+    cdef int _logical(self, int64_t r, Phys* first) except -1 nogil:
         """Record r from the physical record `first`, joined with its segments."""
         cdef const uint8_t* d = self.data
         cdef int64_t h = first.h
@@ -503,6 +503,16 @@ cdef class Framer:
             self.last_tid = tid
             self.staged = 0
             self.nrec += 1
+        with nogil:
+            st = self._frame(max_records)
+        return st
+
+    cdef int _frame(self, int64_t max_records) except -1 nogil:
+        cdef Phys ph
+        cdef int st
+        cdef int64_t r
+        cdef int32_t tid
+        cdef uint8_t k[KEY]
         while self.nrec < max_records:
             if not self.in_msg:
                 if not self._next_message():

@@ -5,9 +5,11 @@ from libc.stdint cimport int64_t
 from libc.stdlib cimport realloc
 
 
-cdef inline void* grow(void* p, int64_t n) except NULL:
-    """realloc(p, n) (at least one byte), or MemoryError; p stays valid when it raises."""
+cdef inline void* grow(void* p, int64_t n) except NULL nogil:
+    """realloc(p, n) (at least one byte), or MemoryError; p stays valid when it raises.
+    Callable without the GIL (a kernel's nogil section takes it back only to raise)."""
     cdef void* q = realloc(p, n if n > 0 else 1)
     if q == NULL:
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
     return q

@@ -5,6 +5,7 @@ import bisect
 import collections
 import json
 import os
+import threading
 
 import numpy as np
 import pyarrow as pa
@@ -14,6 +15,7 @@ from . import formats
 from .apply import KEY, TABLE
 from .catalog import Catalog
 from .envelope import Projection
+from .pieces import check_threads, cores
 from .formats.base import ALL, HEADERS, MESSAGE, Want, check_mode, new_stats
 from .sources import map_file, parts
 
@@ -29,7 +31,7 @@ class Decoder:
     _native = True      # the reference twin (cdcfast.reference.Decoder) sets False
 
     def __init__(self, format: str, catalog=None, mode: str = "PERMISSIVE", columns=None,
-                 flags: str = "struct", **options):
+                 flags: str = "struct", threads: int | None = None, **options):
         self.format = format
         self.catalog = Catalog.coerce(catalog)
         self.mode = check_mode(mode)
@@ -39,23 +41,52 @@ class Decoder:
         # `changed` / `present` as structs of booleans or as bitmasks (docs/contract.md §1.7)
         self.flags = flags
         Projection.of(self.columns, flags=flags)
+        # the threads of every call (None: every core the process may use; 1: the calling
+        # thread only): docs/performance.md, "Threads"
+        self.threads = check_threads(threads)
+        self._local = threading.local()
         self.last_stats = new_stats()
         self._starts = {}       # file -> record starts found by read_range (sorted)
         if self._native:
             from . import _native_state
             self._native = _native_state.available
 
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_local", None)       # per thread: not carried by a copy
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._local = threading.local()
+
+    @property
+    def last_stats(self) -> dict:
+        """The statistics of this thread's last call (a Decoder may serve several threads at
+        once: each sees its own)."""
+        return self._local.__dict__.get("stats") or new_stats()
+
+    @last_stats.setter
+    def last_stats(self, stats: dict) -> None:
+        self._local.stats = stats
+
+    def _threads(self, threads) -> int:
+        """The threads of one call: its own `threads`, else the Decoder's; None: the cores."""
+        t = check_threads(threads) if threads is not None else self.threads
+        return cores() if t is None else t
+
     # -- configuration ---------------------------------------------------------------------
     def config(self) -> dict:
         return {"format": self.format, "mode": self.mode, "options": self._fmt.config(),
                 "catalog": self.catalog.to_dict() if self.catalog is not None else None,
-                "columns": self.columns, "flags": self.flags}
+                "columns": self.columns, "flags": self.flags, "threads": self.threads}
 
     @classmethod
     def from_config(cls, config: dict) -> "Decoder":
         return cls(config["format"], catalog=config.get("catalog"),
                    mode=config.get("mode", "PERMISSIVE"), columns=config.get("columns"),
-                   flags=config.get("flags", "struct"), **(config.get("options") or {}))
+                   flags=config.get("flags", "struct"), threads=config.get("threads"),
+                   **(config.get("options") or {}))
 
     def _projection(self, columns, headers: bool = False):
         """The Projection of one call: its own `columns`, else the Decoder's (None: all)."""
@@ -103,12 +134,14 @@ class Decoder:
                         headers_schema(self._fmt.source_type), None)
 
     # -- decoding --------------------------------------------------------------------------
-    def _collect(self, source, want: Want, images: bool, batch_rows=DECODE_BATCH_ROWS):
+    def _collect(self, source, want: Want, images: bool, batch_rows=DECODE_BATCH_ROWS,
+                 threads=None):
         stats = new_stats()
         seen = {}
         try:
             for key, batch in self._fmt.batches(parts(source), want, images, batch_rows,
-                                                self.mode, stats, self._native):
+                                                self.mode, stats, self._native,
+                                                self._threads(threads)):
                 seen.setdefault(key, []).append(batch)
         finally:
             self.last_stats = stats
@@ -142,11 +175,12 @@ class Decoder:
             proj.check([c.name for c in t.columns], t.name)
         return want
 
-    def decode(self, source, table: str | None = None, columns=None) -> pa.Table:
+    def decode(self, source, table: str | None = None, columns=None,
+               threads: int | None = None) -> pa.Table:
         """Change events of one table (``"OWNER.TABLE"``) as a pyarrow.Table (`columns`: a
-        projection, SPEC §1; default the Decoder's)."""
+        projection, SPEC §1; `threads`: how many decode at once; defaults the Decoder's)."""
         if table is None:
-            got = self._collect(source, self._want(ALL, columns), True)
+            got = self._collect(source, self._want(ALL, columns), True, threads=threads)
             named = sorted(k for k in got if k is not None)
             if len(named) > 1:
                 raise ValueError(f"the input holds several tables ({', '.join(named)}): "
@@ -160,7 +194,7 @@ class Decoder:
             else:
                 return got.get(None) or self.unattributable_schema(columns).empty_table()
         want = self._want(table, columns)
-        got = self._collect(source, want, True)
+        got = self._collect(source, want, True, threads=threads)
         t = self.catalog.get(table) if self.catalog is not None else None
         if t is None and not want.matched:
             raise ValueError(f"table {table!r} is neither in the catalog nor in the input")
@@ -169,17 +203,18 @@ class Decoder:
         return self._keyed(table, _project(want.projection, self._fmt.schema(t),
                                            table).empty_table())
 
-    def decode_tables(self, source, columns=None) -> dict:
+    def decode_tables(self, source, columns=None, threads: int | None = None) -> dict:
         """Every table of the input: ``{"OWNER.TABLE": pyarrow.Table}``, plus ``None`` for
         unattributable records (PERMISSIVE)."""
-        got = self._collect(source, self._want(ALL, columns), True)
+        got = self._collect(source, self._want(ALL, columns), True, threads=threads)
         return {k: self._keyed(k, v) for k, v in got.items()}
 
-    def headers(self, source, table: str | None = None, columns=None) -> pa.Table:
+    def headers(self, source, table: str | None = None, columns=None,
+                threads: int | None = None) -> pa.Table:
         """The envelope without before/after/changed/present, for every record (or one
         table's), control events included."""
         want = self._want(table, columns, headers=True)
-        got = self._collect(source, want, False)
+        got = self._collect(source, want, False, threads=threads)
         key = HEADERS if table is None else want.requested
         if table is not None and not want.matched \
                 and (self.catalog is None or self.catalog.get(table) is None):
@@ -188,7 +223,8 @@ class Decoder:
             return got[key]
         return self.headers_schema(columns).empty_table()
 
-    def read_tables(self, source, batch_size: int = 65536, columns=None):
+    def read_tables(self, source, batch_size: int = 65536, columns=None,
+                    threads: int | None = None):
         """(``"OWNER.TABLE"`` or None, record batch) pairs of every table, decoded as they are
         read, in input order per table: decode_tables with memory bounded by the batch (a path
         is memory-mapped)."""
@@ -199,8 +235,10 @@ class Decoder:
         want = self._want(ALL, columns)
         proj = want.projection
         have = set()            # the table columns met, for a name no table has
-        for key, batch in self._fmt.batches(parts(source), want, True,
-                                            batch_size, self.mode, stats, self._native):
+        for key, batch in self._fmt.batches(parts(source), want, True, batch_size,
+                                            self.mode, stats, self._native,
+                                            self._fmt.streaming_threads(
+                                                self._threads(threads))):
             if proj is not None and proj.narrow:
                 have.update(_image_columns(batch.schema, proj))
             if batch.num_rows:
@@ -212,7 +250,7 @@ class Decoder:
             proj.check(sorted(have), "any table of the input or the catalog")
 
     def read_batches(self, source, table: str | None = None, batch_size: int = 65536,
-                     columns=None):
+                     columns=None, threads: int | None = None):
         """Record batches of ≤ batch_size rows of one table, decoded as they are read (a path
         is memory-mapped, so memory stays bounded by the batch, not the file)."""
         if batch_size < 1:
@@ -227,7 +265,9 @@ class Decoder:
         stats = new_stats()
         self.last_stats = stats
         for key, batch in self._fmt.batches(parts(source), want, True, batch_size, self.mode,
-                                            stats, self._native):
+                                            stats, self._native,
+                                            self._fmt.streaming_threads(
+                                                self._threads(threads))):
             if key == want.requested and batch.num_rows:
                 yield self._keyed(key, batch if proj is None else proj.apply(batch, strict))
         if not want.matched and (self.catalog is None or self.catalog.get(table) is None):
@@ -457,26 +497,30 @@ def functions(cls):
     here; cdcfast.reference builds the same four over its own)."""
 
     def decode(source, format: str, catalog=None, table: str | None = None,
-               mode: str = "PERMISSIVE", columns=None, **options) -> pa.Table:
-        return cls(format, catalog, mode, columns, **options).decode(source, table=table)
+               mode: str = "PERMISSIVE", columns=None, threads: int | None = None,
+               **options) -> pa.Table:
+        return cls(format, catalog, mode, columns, threads=threads,
+                   **options).decode(source, table=table)
 
     def decode_tables(source, format: str, catalog=None, mode: str = "PERMISSIVE",
-                      columns=None, **options) -> dict:
-        return cls(format, catalog, mode, columns, **options).decode_tables(source)
+                      columns=None, threads: int | None = None, **options) -> dict:
+        return cls(format, catalog, mode, columns, threads=threads,
+                   **options).decode_tables(source)
 
     def headers(source, format: str, catalog=None, table: str | None = None,
-                mode: str = "PERMISSIVE", columns=None, **options) -> pa.Table:
-        return cls(format, catalog, mode, **options).headers(source, table=table,
-                                                             columns=columns)
+                mode: str = "PERMISSIVE", columns=None, threads: int | None = None,
+                **options) -> pa.Table:
+        return cls(format, catalog, mode, threads=threads,
+                   **options).headers(source, table=table, columns=columns)
 
     def read_batches(source, format: str, catalog=None, table: str | None = None,
                      batch_size: int = 65536, mode: str = "PERMISSIVE", columns=None,
-                     **options):
+                     threads: int | None = None, **options):
         if not isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview, pa.Array,
                                    pa.ChunkedArray, list, tuple)):
             raise TypeError("read_batches reads a path, bytes or message array")
-        return cls(format, catalog, mode, columns, **options).read_batches(source, table,
-                                                                           batch_size)
+        return cls(format, catalog, mode, columns, threads=threads,
+                   **options).read_batches(source, table, batch_size)
 
     return decode, decode_tables, headers, read_batches
 

@@ -136,7 +136,7 @@ def _decoder(args):
     try:
         options = {**from_catalog, **fmt.options_from_text(given)}
         return cdcfast.Decoder(args.format, catalog=catalog, mode=args.mode,
-                               columns=_columns(args), **options)
+                               columns=_columns(args), threads=args.threads, **options)
     except (ValueError, TypeError) as e:    # (TypeError: a catalog's recorded option of
         raise Failure(USAGE, str(e)) from None  # the wrong JSON kind)
 
@@ -747,7 +747,7 @@ def _bench(args) -> int:
     results = bench.run(args.format, size_mb=args.size, repeat=args.repeat,
                         reference_mb=args.reference_size, table_width=args.table_width,
                         extras=not args.quick, spark=args.spark or args.spark_cluster,
-                        spark_cluster=args.spark_cluster)
+                        spark_cluster=args.spark_cluster, threads=args.threads or 0)
     if args.json:
         with open(args.json, "w") as f:
             f.write(bench.dumps(results))
@@ -792,6 +792,9 @@ def parser() -> argparse.ArgumentParser:
         q.add_argument("--option", action="append", metavar="KEY=VALUE",
                        help="a format option, as many as needed (cdcfast formats lists "
                             "them with their defaults)")
+        q.add_argument("--threads", type=_positive, metavar="N",
+                       help="decode each input on N threads (default: every core this "
+                            "process may use; 1: one thread)")
 
     dc = sub.add_parser("decode", parents=[common], help="decode files into Parquet",
                         description="Decode files into Parquet: with --table one file of that "
@@ -875,6 +878,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--table-width", type=_positive, default=20,
                    help="columns of the generated table (default 20)")
     b.add_argument("--quick", action="store_true", help="skip cold start and peak memory")
+    b.add_argument("--threads", type=_positive, metavar="N",
+                   help="also cdcfast on N threads beside one, and the format's pyarrow "
+                        "reader with its default threading (every core)")
     b.add_argument("--json", metavar="FILE", help="also write the figures to this file")
     b.add_argument("--spark", action="store_true",
                    help="add Spark on local[2]: from_csv + casts, cdcfast via mapInArrow and "

@@ -16,10 +16,20 @@ class Part:
     offsets: np.ndarray     # int64, n + 1 message boundaries into data
     valid: np.ndarray | None  # uint8 per message (0: tombstone), or None when all are present
     base: int = 0           # message index of the part's first message
+    # a piece of one message (a stream cut at a record start to decode on several threads):
+    # how many bytes of that message lie before the piece (byte offsets count from the
+    # message's start), and what the format decided on the whole message (lldf: its framing)
+    head: int = 0
+    whole: object = None
 
     @property
     def count(self) -> int:
         return len(self.offsets) - 1
+
+    def message_start(self, i: int) -> int:
+        """Where message i (0-based within the part) begins in data: the byte a byte offset
+        inside it counts from (before the part, for a piece cut out of a message)."""
+        return int(self.offsets[i]) - (self.head if i == 0 else 0)
 
     def message(self, i: int) -> bytes:
         """Message i of this part (0-based within the part), as bytes (error paths only)."""
@@ -64,6 +74,9 @@ def release(data, upto: int, done: int) -> int:
     if not isinstance(data, mmap.mmap) or upto - done < RELEASE_STEP:
         return done
     upto -= upto % mmap.PAGESIZE
+    done += -done % mmap.PAGESIZE       # a piece's first page may be its neighbour's last
+    if upto <= done:
+        return done
     try:
         data.madvise(mmap.MADV_DONTNEED, done, upto - done)
     except (AttributeError, OSError, ValueError):   # not on this platform: keep the pages

@@ -52,7 +52,9 @@ SPLIT_MB = 128                  # files bigger than this are read in pieces of a
 # -- decoders, rebuilt once per Python worker ----------------------------------------------------
 @functools.lru_cache(maxsize=16)
 def _decoder(config_json: str) -> Decoder:
-    return Decoder.from_config(json.loads(config_json))
+    dec = Decoder.from_config(json.loads(config_json))
+    dec.threads = 1         # a Spark task is one core's work: Spark runs a task per core
+    return dec
 
 
 def _config(format, catalog, mode, options, columns=None) -> str:

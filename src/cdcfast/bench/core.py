@@ -18,15 +18,15 @@ from ._timing import Case, best_time, best_times, make_case
 
 
 # -- the contenders ----------------------------------------------------------------------------
-def cdcfast_decode(case: Case):
+def cdcfast_decode(case: Case, threads: int = 1):
     import cdcfast
-    dec = cdcfast.Decoder(case.format, catalog=case.catalog)
+    dec = cdcfast.Decoder(case.format, catalog=case.catalog, threads=threads)
     return lambda: dec.decode(case.data, table=case.table)
 
 
 def cdcfast_headers(case: Case):
     import cdcfast
-    dec = cdcfast.Decoder(case.format, catalog=case.catalog)
+    dec = cdcfast.Decoder(case.format, catalog=case.catalog, threads=1)
     return lambda: dec.headers(case.data)
 
 
@@ -49,12 +49,12 @@ def _json_schema(case: Case) -> pa.Schema:
     return _json_module(case).schema(case)
 
 
-def pyarrow_json(case: Case):
-    """The JSON formats' general-purpose contender: pyarrow.json.read_json, one thread,
-    explicit schema of the messages' JSON types."""
+def pyarrow_json(case: Case, threads: bool = False):
+    """The JSON formats' general-purpose contender: pyarrow.json.read_json, one thread (or
+    with `threads` its default: every core), explicit schema of the messages' JSON types."""
     import io
     import pyarrow.json as pj
-    ro = pj.ReadOptions(use_threads=False)
+    ro = pj.ReadOptions(use_threads=threads)
     po = pj.ParseOptions(explicit_schema=_json_schema(case), unexpected_field_behavior="ignore")
     data = case.data
     return lambda: pj.read_json(io.BytesIO(data), read_options=ro, parse_options=po)
@@ -101,8 +101,9 @@ def _csv_names(case: Case):
         + [f"a_{c.name}" for c in cols], cols
 
 
-def pyarrow_csv(case: Case, typed: bool):
-    """pyarrow.csv.read_csv over the same bytes, one thread. Strings may hold newlines, so
+def pyarrow_csv(case: Case, typed: bool, threads: bool = False):
+    """pyarrow.csv.read_csv over the same bytes, one thread (or with `threads` its default:
+    every core). Strings may hold newlines, so
     newlines_in_values is on. Typed: every column pyarrow can type from Db2's text (integers,
     decimals, floats, ISO dates, booleans); Db2 timestamps (`YYYY-MM-DD-HH.MM.SS.ffffff`) and
     times have no pyarrow parser and stay strings."""
@@ -117,7 +118,7 @@ def pyarrow_csv(case: Case, typed: bool):
             types[pre + c.name] = t
     if not typed:
         types.update({n: pa.string() for n in names[:12]})
-    ro = pc.ReadOptions(column_names=names, use_threads=False, block_size=1 << 24)
+    ro = pc.ReadOptions(column_names=names, use_threads=threads, block_size=1 << 24)
     po = pc.ParseOptions(newlines_in_values=True)
     co = pc.ConvertOptions(column_types=types, quoted_strings_can_be_null=False)
     buf = pa.py_buffer(case.data)
@@ -131,7 +132,7 @@ t0 = time.perf_counter()
 import cdcfast
 t1 = time.perf_counter()
 cat = cdcfast.Catalog.load(sys.argv[1])
-cdcfast.decode(open(sys.argv[2], 'rb').read(), format=sys.argv[3], catalog=cat)
+cdcfast.decode(open(sys.argv[2], 'rb').read(), format=sys.argv[3], catalog=cat, threads=1)
 t2 = time.perf_counter()
 print(t1 - t0, t2 - t0)
 """
@@ -219,7 +220,8 @@ def batches_memory(case: Case, gb: float = 2.0) -> tuple[int, int, int]:
 # -- the report ------------------------------------------------------------------------------------
 def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
         reference_mb: float = 5, table_width: int = 20, extras: bool = True,
-        spark: bool = False, echo=print, spark_cluster: bool = False) -> dict:
+        spark: bool = False, echo=print, spark_cluster: bool = False,
+        threads: int = 0) -> dict:
     echo(f"generating {size_mb:g} MB of {format} ({table_width} columns)…")
     case = make_case(format, size_mb, table_width)
     small = make_case(format, min(reference_mb, size_mb), table_width)
@@ -283,12 +285,38 @@ def run(format: str = "ibm-delimited", size_mb: float = 100, repeat: int = 5,
                 grew, size, rows = batches_memory(case)
                 results["read_batches_memory"] = {"rss_growth_mb": grew / 1e6,
                                                   "file_gb": size / 1e9, "rows": rows}
+    if threads > 1:
+        results["threads"] = threaded(case, threads, repeat)
     echo(report(results))
     if spark:
         from . import spark as bench_spark
         results["spark"] = bench_spark.run(case, repeat=max(1, min(repeat, 5)), echo=echo,
                                            cluster=spark_cluster)
     return results
+
+
+def threaded(case: Case, threads: int, repeat: int) -> dict:
+    """cdcfast on `threads` threads beside one, and the pyarrow reader of the format (if any)
+    with its default threading (every core), interleaved in one run: MB/s of each, and
+    cdcfast's scaling and its margin over the threaded reader."""
+    tools = {"cdcfast threads=1": cdcfast_decode(case, 1),
+             f"cdcfast threads={threads}": cdcfast_decode(case, threads)}
+    rival = None
+    if case.format == "ibm-delimited":
+        rival = "pyarrow.csv typed, threaded"
+        tools[rival] = pyarrow_csv(case, typed=True, threads=True)
+    elif case.format in ("debezium", "olr", "qlik"):
+        rival = "pyarrow.json, threaded"
+        tools[rival] = pyarrow_json(case, threads=True)
+    times = best_times(tools, repeat)
+    out = {"threads": threads, "cores": len(os.sched_getaffinity(0)),
+           "tools": {name: {"mb_s": case.mb / secs} for name, secs in times.items()}}
+    one, many = times["cdcfast threads=1"], times[f"cdcfast threads={threads}"]
+    out["scaling"] = one / many
+    if rival is not None:
+        out["rival"] = rival
+        out["margin"] = times[rival] / many
+    return out
 
 
 def _debezium_data(case: Case) -> str:
@@ -332,6 +360,15 @@ def report(results: dict) -> str:
         lines.append(f"peak memory while decoding a {m['input_mb']:.0f} MB file: RSS grew "
                      f"{m['rss_growth_mb']:.0f} MB; budget input + 2 x output = "
                      f"{m['budget_mb']:.0f} MB (output {m['output_mb']:.0f} MB)")
+    if "threads" in results:
+        t = results["threads"]
+        lines.append(f"threads ({t['cores']} cores here), best of the same interleaved runs:")
+        for name, r in t["tools"].items():
+            lines.append(f"  {name:<30}{r['mb_s']:>10.1f} MB/s")
+        line = f"  scaling {t['scaling']:.2f}x"
+        if "rival" in t:
+            line += f"; cdcfast threads={t['threads']} is {t['margin']:.2f}x {t['rival']}"
+        lines.append(line)
     if "read_batches_memory" in results and "skipped" in results["read_batches_memory"]:
         lines.append(f"read_batches over a 2 GB file: skipped — "
                      f"{results['read_batches_memory']['skipped']}")

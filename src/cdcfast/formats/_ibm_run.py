@@ -103,9 +103,10 @@ class _NativeRun:
         earlier part of the source may have fixed it: want.carried), else in this part, found
         by a tokenizer-only pass over the part (once), so every output knows its columns
         before its first row is written; 0 while no record fixes it."""
+        fixed = self.want.recall("ibm_ncols", ident)
+        if fixed is not None:
+            return fixed
         known = self.want.carried.setdefault("ibm_ncols", {})
-        if ident in known:
-            return known[ident]
         if self.ncols_hint is None:
             pre = self._ibm.Scanner(self.part.data, self.part.offsets, self.part.valid,
                                     self.fmt.delims)
@@ -125,6 +126,7 @@ class _NativeRun:
             self.ncols_hint = {nm: pre.ncols(t) for nm, t in ids.items()}
         n = self.ncols_hint.get(ident, -1)
         if n < 0:
+            self.want.unsure = True     # a later piece of the part may give it (cdcfast/pieces.py)
             return 0
         known[ident] = n
         return n
@@ -169,6 +171,8 @@ class _NativeRun:
             room = batch_room(self.outputs.values(), self.batch_rows)
             pos0 = sc.pos
             st = sc.scan(max(1, min(CHUNK_RECORDS, room)), CHUNK_BYTES)
+            if sc.unterminated:
+                want.open_end = True    # a string runs to the part's end (cdcfast/pieces.py)
             if st == 2:
                 self._register(sc)
                 continue
@@ -218,7 +222,7 @@ class _NativeRun:
         """The DecodeError of one kernel error entry."""
         _, field, code, pos, a, b, msg, _, _ = (int(x) for x in entry)
         part = self.part
-        mstart = int(part.offsets[msg])
+        mstart = part.message_start(msg)
         data = memoryview(part.data)
         kw = {}
         if code in (E_TOO_FEW, E_COUNT, E_ODD):

@@ -44,7 +44,7 @@ class KernelRun:
         self.sc.messages = want.messages
         self.outputs = {}           # key -> _Output
         self.by_slot = []
-        self.released = 0
+        self.released = int(self.part.offsets[0])
         if not images and want.table is None:
             self.sc.headers_slot = self.output(HEADERS).slot
         ckey = want.corrupt_key
@@ -158,7 +158,7 @@ class KernelRun:
     def error(self, o: _Output, p) -> DecodeError:
         row, field, code, pos, a, b, msg = p
         data = self.part.data
-        base = int(self.part.offsets[msg])
+        base = self.part.message_start(msg)
         raw = bytes(memoryview(data)[a:b])
         name, reason = self.describe(o, field, code, raw, pos, data)
         return DecodeError(reason, self.message_of(msg), pos - base, name)

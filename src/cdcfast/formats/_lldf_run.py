@@ -82,7 +82,7 @@ class _Run:
         self.unknown = np.zeros(16, dtype=bool)    # table ids the catalog lacks
         self.outputs = {}
         self.last_pos = int(part.offsets[0])
-        self.released = 0
+        self.released = int(part.offsets[0])   # a piece releases only its own pages
 
     # -- tables ----------------------------------------------------------------------------
     def _register(self):
@@ -220,7 +220,7 @@ class _Run:
         part = self.part
         return DecodeError(describe(code, field, int(e[ERR_A]), int(e[ERR_B]), raw, what),
                            0 if self.want.messages else part.base + msg,
-                           int(e[ERR_POS]) - int(part.offsets[msg]), field)
+                           int(e[ERR_POS]) - part.message_start(msg), field)
 
     def _finish(self, o: _Output) -> pa.RecordBatch:
         out, fmt = o.out, self.fmt

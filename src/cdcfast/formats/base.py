@@ -66,9 +66,26 @@ class Want:
         # of a ChunkedArray are one input, as the list of their messages is): ibm-delimited's
         # N of a table the catalog lacks
         self.carried = {}
+        # what this call relied on from `carried` (name -> key -> the value it found, None
+        # when none): a piece decoded on its own thread is checked against what the pieces
+        # before it left (cdcfast/pieces.py)
+        self.assumed = {}
+        # it relied on something only the rest of its part can tell (ibm-delimited: no
+        # record of a table the catalog lacks gives its N before the part ends)
+        self.unsure = False
+        # its last record may run on past its end (ibm-delimited: a string the part's end
+        # cut off): a piece cut at a guessed record start is joined to the next one
+        self.open_end = False
         if table is not None and table is not ALL:
             t = catalog.get(table) if catalog else None
             self.requested = t.name if t else table
+
+    def recall(self, name: str, key):
+        """What an earlier part of the call fixed under carried[name][key] (None: nothing),
+        noted as relied upon."""
+        got = self.carried.get(name, {}).get(key)
+        self.assumed.setdefault(name, {}).setdefault(key, got)
+        return got
 
     def resolve(self, name: str):
         """(output key or None to skip, catalog Table or None) for a record's table name."""
@@ -327,11 +344,49 @@ class Format:
     RUNNER: str = ""            # the native one (formats/_X_run.py: native_batches)
     REFERENCE: str = ""         # the pure-Python twin (reference/X.py: reference_batches)
 
+    # threads (cdcfast/pieces.py): whether the native runner may decode pieces of one call
+    # on several threads, and what `seq` counts from — "message": each message's records
+    # from 0; "call": every record of the call
+    THREADED: bool = False
+    SEQ_SCOPE: str = "message"
+
     def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
-                stats: dict, native: bool):
-        """Yield (key, RecordBatch) in input order; raise DecodeError in FAILFAST."""
+                stats: dict, native: bool, threads: int = 1):
+        """Yield (key, RecordBatch) in input order; raise DecodeError in FAILFAST. With
+        `threads` > 1, a format whose runner allows it decodes big parts in pieces on that
+        many threads, with the same result."""
         decode = resolve(self.RUNNER if native else self.REFERENCE)
+        if threads > 1 and native and self.THREADED and not want.messages:
+            from ..pieces import threaded_batches
+            return threaded_batches(self, decode, parts, want, images, batch_rows, mode,
+                                    stats, threads)
         return decode(self, parts, want, images, batch_rows, mode, stats)
+
+    def streaming_threads(self, threads: int) -> int:
+        """The threads of a streaming call (read_batches, read_tables): `threads`, unless
+        the format's batches would differ with the cuts (lldf's order="commit")."""
+        return threads
+
+    def piece_cuts(self, data, step: int):
+        """Where a stream is cut into pieces for threads, 0 and len(data) included, as they
+        are found (the first pieces decode while the walk goes on): the record starts of
+        split_points, each walk going on from the cut before. A format may guess faster and
+        let the decode of each piece tell whether the guess after it held (Want.open_end)."""
+        n = len(data)
+        yield 0
+        at, target = 0, step
+        while target < n:
+            at = self.record_start(data, target, True, at)
+            if at >= n:
+                break
+            yield at
+            target = (at // step + 1) * step
+        yield n
+
+    def piece_state(self, part):
+        """What pieces of one message of `part` must share, decided on the whole message
+        (Part.whole; lldf: its framing); None by default."""
+        return None
 
     def table_of(self, batches: list) -> pa.Table:
         """One output's batches as a table (a format whose layouts grow with the data pads

@@ -162,8 +162,29 @@ class IbmDelimited(Format):
         its N (an earlier part of a chunked source) get its columns as nulls (grown_table)."""
         return grown_table(batches)
 
+    THREADED = True             # seq restarts per message (SEQ_SCOPE "message")
+
     def can_split(self, native: bool) -> bool:
         return native               # only the kernel splits records fast enough
+
+    def piece_cuts(self, data, step: int):
+        """Cuts at a likely record start at or after each multiple of `step`
+        (`_ibm.guess_record_start`: just past a record delimiter that two clean records
+        follow), found without reading the stream between. A guess — a delimiter inside a
+        string is data — that the piece before the cut checks: a piece cut inside a string
+        ends in a string its end cuts off (Want.open_end), and is then decoded again joined
+        to the next piece."""
+        from .. import _ibm
+        n = len(data)
+        yield 0
+        target = step
+        while target < n:
+            at = _ibm.guess_record_start(data, self.delims, target)
+            if at >= n:
+                break
+            yield at
+            target = (at // step + 1) * step
+        yield n
 
     def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
         # records are split from a known record start on, as the decoder splits them (a

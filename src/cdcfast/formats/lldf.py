@@ -416,14 +416,28 @@ class Lldf(Format):
 
     # -- decoding --------------------------------------------------------------------------
     def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
-                stats: dict, native: bool):
+                stats: dict, native: bool, threads: int = 1):
         for key, batch in super().batches(parts, want, images, batch_rows, mode, stats,
-                                          native):
+                                          native, threads):
             yield key, self.order_batch(batch)
 
+    def streaming_threads(self, threads: int) -> int:
+        # order="commit" sorts each streamed batch: which rows share a batch depends on
+        # where the input is cut, so a stream of batches is decoded on one thread
+        return 1 if self.options["order"] == "commit" else threads
+
     def framings(self, part) -> np.ndarray:
-        """The framing code of each message of a Part (`message_framings`)."""
+        """The framing code of each message of a Part (`message_framings`; a piece of a
+        message keeps the framing found on the whole message)."""
+        if part.whole is not None:
+            return part.whole
         return message_framings(self.options["framing"], part.data, part.offsets)
+
+    THREADED = True
+    SEQ_SCOPE = "call"              # seq counts every record of the call
+
+    def piece_state(self, part):
+        return self.framings(part)
 
     def split_points(self, data, step: int, native: bool) -> list:
         if len(data) <= step:

@@ -1,0 +1,274 @@
+"""One call on several threads (docs/performance.md, "Threads").
+
+A big part of the input is cut into pieces — a stream at record starts (the split points the
+Spark data source cuts files at), a part of many messages between messages — and each piece is
+decoded by the format's native runner on a worker thread; the kernels run without the GIL, so
+the pieces decode at once. The pieces' results are joined in input order into what one thread
+gives, row for row:
+
+- `seq`: a piece counts its ordinals from 0; the join adds the records of the pieces before it
+  (of the same message where the format restarts `seq` per message);
+- byte offsets count from the message's start (`Part.head`), message indexes from the part's
+  (`Part.base`);
+- what a format carries from one part to the next (`Want.carried`, e.g. ibm-delimited's N of a
+  table the catalog lacks) is checked piece by piece against what the pieces before it fixed;
+  a piece that assumed otherwise is decoded again, in order, from the right state;
+- statistics add up in order; in FAILFAST the error raised is the earliest in input order: a
+  piece that fails is decoded again, in order, after every piece before it was handed out.
+
+Pieces in flight are bounded (`threads + 1`), so `read_batches` keeps its bounded memory.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .sources import Part
+
+PARALLEL_MIN = 4 << 20      # a part smaller than this decodes on the calling thread
+PIECE_MIN = 1 << 20         # pieces of at least this many bytes…
+PIECE_MAX = 32 << 20        # …and at most this many (memory in flight: threads + 1 pieces)
+
+
+def cores() -> int:
+    """The cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:                                  # not on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+def check_threads(threads) -> int | None:
+    """`threads=` as given by a caller: None (every core the process may use) or an int ≥ 1."""
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a whole number of at least 1 (or None), "
+                         f"not {threads!r}")
+    return int(threads)
+
+
+def piece_bytes(size: int, threads: int) -> int:
+    """How big the pieces of a part of `size` bytes are: about four a thread (a slow piece
+    does not leave the other threads idle at the end), within PIECE_MIN…PIECE_MAX."""
+    return int(min(PIECE_MAX, max(PIECE_MIN, size // (4 * threads) + 1)))
+
+
+def pieces(fmt, part: Part, threads: int):
+    """(piece, last) of a part, as they are found: the part itself when it is small or
+    cannot be cut."""
+    size = int(part.offsets[-1] - part.offsets[0])
+    if size < PARALLEL_MIN or part.count == 0 or (part.count == 1 and part.valid is not None
+                                                   and not part.valid[0]):
+        yield part, True
+        return
+    step = piece_bytes(size, threads)
+    if part.count == 1:
+        a0, b0 = int(part.offsets[0]), int(part.offsets[1])
+        whole = fmt.piece_state(part)
+        cuts = fmt.piece_cuts(memoryview(part.data)[a0:b0], step)
+        a = next(cuts)
+        b = next(cuts)
+        for c in cuts:
+            yield Part(part.data, np.array([a0 + a, a0 + b], dtype=np.int64), None, part.base,
+                       head=part.head + a, whole=whole), False
+            a, b = b, c
+        if a == 0:
+            yield part, True
+        else:
+            yield Part(part.data, np.array([a0 + a, a0 + b], dtype=np.int64), None, part.base,
+                       head=part.head + a, whole=whole), True
+        return
+    # many messages: runs of whole messages of about `step` bytes
+    marks = part.offsets[0] + step * np.arange(1, size // step + 1)
+    cut = np.unique(np.searchsorted(part.offsets, marks))
+    cut = cut[(cut > 0) & (cut < part.count)]
+    bounds = [0] + cut.tolist() + [part.count]
+    for k, (i, j) in enumerate(zip(bounds, bounds[1:])):
+        yield Part(part.data, part.offsets[i:j + 1],
+                   None if part.valid is None else part.valid[i:j],
+                   part.base + i, head=part.head if i == 0 else 0,
+                   whole=part.whole if i == 0 else None), k == len(bounds) - 2
+
+
+class _Piece:
+    """One piece's decode: its batches, statistics, and what it carried out."""
+
+    def __init__(self, part, number, message, rest, last):
+        self.part = part
+        self.number = number        # the number of the part it was cut from
+        self.message = message      # (part number, message) of a stream's piece; else None
+        self.rest = rest            # the part from this piece to its end
+        self.last = last            # the last piece of its part
+        self.exact = False          # decoded in order, from the state the pieces before left
+        self.batches = []
+        self.stats = None
+        self.want = None
+        self.error = None
+
+
+def _want_of(want, carried):
+    w = copy.copy(want)
+    w.matched = False
+    w.unsure = False
+    w.carried = carried
+    w.assumed = {}
+    w.open_end = False
+    return w
+
+
+def _decode(decode, fmt, piece, want, carried, images, batch_rows, mode, stats_keys):
+    """Decode one piece into its _Piece (`carried`: a copy of its own)."""
+    w = _want_of(want, carried)
+    stats = dict.fromkeys(stats_keys, 0)
+    piece.stats, piece.want, piece.batches, piece.error = stats, w, [], None
+    try:
+        for key, batch in decode(fmt, [piece.part], w, images, batch_rows, mode, stats):
+            piece.batches.append((key, batch))
+    except Exception as e:          # handed out in input order, by the join
+        piece.error = e
+    return piece
+
+
+def _agrees(carried: dict, assumed: dict) -> bool:
+    """Whether what a piece relied on (`Want.assumed`: the values it found carried, None
+    for none) is what the pieces before it left (`carried`)."""
+    return all(carried.get(name, {}).get(k) == v
+               for name, used in assumed.items() for k, v in used.items())
+
+
+def _merge(into: dict, learned: dict) -> None:
+    for name, got in learned.items():
+        if isinstance(got, dict):
+            into.setdefault(name, {})
+            for k, v in got.items():
+                into[name].setdefault(k, v)
+        else:
+            into.setdefault(name, got)
+
+
+def _add_seq(batch: pa.RecordBatch, base: int) -> pa.RecordBatch:
+    if not base or not batch.num_rows:
+        return batch
+    i = batch.schema.get_field_index("seq")
+    if i < 0:
+        return batch
+    return batch.set_column(i, batch.schema.field(i), pc.add(batch.column(i), base))
+
+
+def _rest(part: Part, piece: Part) -> Part:
+    """The part from `piece` (one of its pieces) to its end."""
+    if part.count == 1:
+        return Part(part.data, np.array([piece.offsets[0], part.offsets[1]], dtype=np.int64),
+                    None, part.base, head=piece.head, whole=piece.whole)
+    i = piece.base - part.base
+    return Part(part.data, part.offsets[i:], None if part.valid is None else part.valid[i:],
+                piece.base, head=piece.head, whole=piece.whole)
+
+
+def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, threads):
+    """fmt.batches on `threads` threads: (key, RecordBatch) in input order, as decode gives
+    them on one thread (see the module's docstring)."""
+    per_message = fmt.SEQ_SCOPE == "message"
+    abandoned = set()       # parts whose remaining pieces are decoded in one go (`unsure`)
+
+    def work():
+        for n, part in enumerate(parts):
+            for p, last in pieces(fmt, part, threads):
+                if n in abandoned:
+                    break
+                stream = part.count == 1 and p is not part
+                yield _Piece(p, n, (n, part.base) if stream else None, _rest(part, p), last)
+
+    def account(piece_stats, piece_want):
+        for k, v in piece_stats.items():
+            stats[k] = stats.get(k, 0) + v
+        want.matched = want.matched or piece_want.matched
+        _merge(want.carried, piece_want.carried)
+
+    def again(piece):
+        """Decode a piece here, in order, from the state the pieces before it left."""
+        _decode(decode, fmt, piece, want, copy.deepcopy(want.carried), images, batch_rows,
+                mode, list(stats))
+        piece.exact = True
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="cdcfast") as pool:
+        queue = []
+        todo = work()
+        seq_base = 0            # the records before the next piece that its seq counts after
+        last_message = None
+        try:
+            while True:
+                while len(queue) < threads + 1:
+                    piece = next(todo, None)
+                    if piece is None:
+                        break
+                    queue.append((piece, pool.submit(
+                        _decode, decode, fmt, piece, want, copy.deepcopy(want.carried),
+                        images, batch_rows, mode, list(stats))))
+                if not queue:
+                    break
+                piece, fut = queue.pop(0)
+                fut.result()
+                if per_message and piece.message != last_message:
+                    seq_base = 0
+                last_message = piece.message
+
+                while True:
+                    if piece.message is not None and not piece.last and piece.want.open_end:
+                        # the guessed cut after it fell inside a string: join the next piece
+                        nxt, f = queue.pop(0) if queue else (next(todo), None)
+                        if f is not None:
+                            f.cancel()
+                        piece = _Piece(Part(piece.part.data,
+                                            np.array([piece.part.offsets[0],
+                                                      nxt.part.offsets[-1]], dtype=np.int64),
+                                            None, piece.part.base, head=piece.part.head,
+                                            whole=piece.part.whole),
+                                       piece.number, piece.message, piece.rest, nxt.last)
+                        again(piece)
+                    elif piece.want.unsure:
+                        break
+                    elif not piece.exact and (piece.error is not None
+                                              or not _agrees(want.carried,
+                                                             piece.want.assumed)):
+                        again(piece)
+                    else:
+                        break
+                if piece.want.unsure:
+                    # it relied on what only the rest of its part can tell (ibm-delimited:
+                    # a table no record of the piece gives N for): the rest of the part is
+                    # decoded here, in one go, as one thread does
+                    abandoned.add(piece.number)
+                    for p, f in queue:
+                        if p.number == piece.number:
+                            f.cancel()
+                    queue = [(p, f) for p, f in queue if p.number != piece.number]
+                    w = _want_of(want, copy.deepcopy(want.carried))
+                    rest_stats = dict.fromkeys(stats, 0)
+                    try:
+                        for key, batch in decode(fmt, [piece.rest], w, images, batch_rows,
+                                                 mode, rest_stats):
+                            yield key, _add_seq(batch, seq_base)
+                    finally:
+                        account(rest_stats, w)
+                    seq_base += rest_stats["records"]
+                    if piece.message is None and per_message:
+                        seq_base = 0
+                    continue
+                account(piece.stats, piece.want)
+                for key, batch in piece.batches:
+                    yield key, _add_seq(batch, seq_base)
+                if piece.error is not None:
+                    raise piece.error
+                seq_base += piece.stats["records"]
+                if piece.message is None and per_message:
+                    seq_base = 0
+        finally:
+            for _, fut in queue:
+                fut.cancel()
