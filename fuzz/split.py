@@ -11,7 +11,11 @@ ibm-delimited's cannot without the kernels) and against their own promises:
   record start that record_start(x') for x' in that span would name differently;
 - range_bounds over byte ranges of `step` bytes tile the stream at the same cuts;
 - ibm-delimited and lldf: when the whole stream decodes without an error, its pieces decode
-  to the same rows (seq and byte offsets apart).
+  to the same rows (seq and byte offsets apart);
+- ibm-delimited and lldf on several threads (cdcfast/pieces.py, pieces of `step` bytes):
+  exactly what one thread gives, errors and last_stats included, whatever the input; and
+  ibm-delimited's guessed cuts (`_ibm.guess_record_start`) lie in the stream, just past a
+  record delimiter.
 
 Input: byte 0 the format and its options (mod the variants), bytes 1-2 the step (1..4096),
 byte 3 an offset (scaled into the stream), the rest the stream."""
@@ -19,6 +23,10 @@ import pyarrow as pa
 
 import harness
 import cdcfast
+from cdcfast import pieces as _pieces
+
+_pieces.PARALLEL_MIN = 0        # cut every input: pieces of the input's own step
+_pieces.PIECE_MIN = 1
 
 Finding = harness.Finding
 VARIANTS = [
@@ -56,7 +64,7 @@ def check(data: bytes) -> None:
     step = (int.from_bytes(data[1:3], "big") if len(data) > 2 else 1) % 4096 + 1
     stream = data[4:]
     n = len(stream)
-    dec = cdcfast.Decoder(fmt, **opts)
+    dec = cdcfast.Decoder(fmt, threads=1, **opts)
     ref = cdcfast.reference.Decoder(fmt, **opts)
     cuts = dec.split_points(stream, step)
     if cuts[0] != 0 or cuts[-1] != n or any(a >= b for a, b in zip(cuts, cuts[1:])) and n:
@@ -89,6 +97,8 @@ def check(data: bytes) -> None:
     if n and (edges != tiled or any(b < a for a, b in tiles)):
         raise Finding(f"{fmt}: range_bounds of {size}-byte ranges {tiles}, split_points "
                       f"{tiled}")
+    if fmt in PIECES:
+        _threads(fmt, opts, dec, stream, step)
     if fmt in PIECES and len(cuts) > 2:   # (in at most TILES pieces)
         whole = dec.decode_tables(stream)
         if any(t.num_rows and t.column("_error").null_count < t.num_rows
@@ -105,6 +115,25 @@ def check(data: bytes) -> None:
         want = _rows(whole)
         if joined.keys() != want.keys() or any(not joined[k].equals(want[k]) for k in want):
             raise Finding(f"{fmt}: the pieces at {pieces} decode to other rows than the whole")
+
+
+def _threads(fmt, opts, dec, stream, step):
+    n = len(stream)
+    if fmt == "ibm-delimited":
+        from cdcfast import _ibm
+        delims = dec._fmt.delims
+        for x in (0, n // 3, n // 2, n - 1):
+            g = _ibm.guess_record_start(stream, delims, max(0, x))
+            if not (max(0, x) <= g <= n) or (g < n and stream[g - 1] != delims[1]):
+                raise Finding(f"guess_record_start({x}) = {g} of {n} bytes")
+    _pieces.piece_bytes = lambda size, threads: max(1, min(step * 8, size))
+    one = dec.decode_tables(stream)
+    stats = dict(dec.last_stats)
+    many = cdcfast.Decoder(fmt, threads=3, **opts)
+    got = many.decode_tables(stream)
+    if got.keys() != one.keys() or any(not got[k].equals(one[k]) for k in one) \
+            or many.last_stats != stats:
+        raise Finding(f"{fmt}: 3 threads (pieces of {step * 8} bytes) decode otherwise than one")
 
 
 class Target:
