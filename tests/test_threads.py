@@ -232,6 +232,41 @@ def test_lldf_damaged(small_pieces):
     for _ in range(40):
         b[rnd.randrange(len(b))] ^= 0xFF
     every_call("lldf", bytes(b), cat, table=cat.tables[0].name)
+    # a record whose LENGTH is below a header's: a span that cannot be framed, which loses
+    # the rest of the stream on one thread — and so must the pieces after it (the piece
+    # that meets it is joined to the next, and so on)
+    from cdcfast import _lldf_frame
+    from cdcfast.formats._lldf_codes import OFF_LENGTH
+    starts = _lldf_frame.record_starts(data, "raw", len(data) // 3)
+    b = bytearray(data)
+    b[starts[1] + OFF_LENGTH:starts[1] + OFF_LENGTH + 2] = b"\x00\x07"
+    one = every_call("lldf", bytes(b), cat, table=cat.tables[0].name)
+    assert small_pieces["open_end"] > 0
+    assert one["stats"]["records"] < 1000
+
+
+@pytest.mark.parametrize("framing", ["rdw", "vb"])
+def test_lldf_framings_and_segments(small_pieces, framing):
+    data, cat = lldf.generate(1200, table_width=8, seed=6, framing=framing, segment_bytes=90)
+    every_call("lldf", data, cat, table=cat.tables[0].name)
+    b = bytearray(data)
+    b[len(b) // 2] ^= 0x5A
+    every_call("lldf", bytes(b), cat, table=cat.tables[0].name)
+
+
+def test_lldf_guessed_cuts_are_record_starts():
+    """guess_record_start lands where the framing walk from the start has a cut."""
+    from cdcfast import _lldf_frame
+    from cdcfast.formats import get
+    for framing in ("raw", "rdw", "vb"):
+        data, cat = lldf.generate(400, table_width=6, seed=2, framing=framing,
+                                  segment_bytes=120)
+        fmt = get("lldf")(cat, framing=framing)
+        starts = set(_lldf_frame.record_starts(data, framing, 1))
+        for off in range(1, len(data), len(data) // 37):
+            g = _lldf_frame.guess_record_start(data, framing, fmt.asc, off)
+            assert g == len(data) or g in starts, (framing, off, g)
+            assert g >= off
 
 
 def test_lldf_order_commit_streams_on_one_thread(small_pieces):

@@ -64,6 +64,7 @@ cdef class Framer:
     cdef int64_t ntid
     cdef uint8_t* t_flags             # per table id: T_LOOKED, T_UNKNOWN
     cdef public int64_t n_records, n_control, n_unknown   # since the caller last zeroed them
+    cdef readonly int64_t n_unframed    # spans that could not be framed (never zeroed)
     cdef uint8_t* nbuf
     cdef int64_t nlen
     cdef readonly int64_t maxname

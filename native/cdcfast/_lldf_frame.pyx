@@ -533,6 +533,7 @@ cdef class Framer:
             self.seq += 1
             if st == 2:
                 self._corrupt(r, &ph)
+                self.n_unframed += 1
                 self.n_records += 1
                 self.nrec += 1
                 continue
@@ -609,25 +610,99 @@ def record_starts(data, str framing, int64_t step):
     after each multiple of `step`, the first physical record start (vb: block start) that
     does not continue a segmented record. The walk stops cutting at the first span it cannot
     frame. `framing` is "raw", "rdw" or "vb" (formats/lldf.py resolves "auto")."""
+    return list(iter_record_starts(data, framing, step))
+
+
+def iter_record_starts(data, str framing, int64_t step):
+    """record_starts, each cut yielded as the walk finds it (one walk of the stream: threads
+    decode the pieces before it while it goes on)."""
     cdef int64_t n = len(data)
     offsets = np.array([0, n], dtype=np.int64)
     code = {"raw": FR_RAW, "rdw": FR_RDW, "vb": FR_VB}[framing]
     cdef Framer fr = Framer(data, offsets, None, np.array([code], dtype=np.uint8), bytes(256))
+    cdef int64_t target = step, start, last = 0
+    yield 0
+    if n == 0:
+        yield 0
+        return
+    fr._next_message()
+    while True:
+        with nogil:         # (other threads decode meanwhile: the walk needs no Python)
+            start = _next_cut(fr, target, last)
+        if start < 0:
+            break
+        yield start
+        last = start
+        target = (start // step + 1) * step
+    yield n
+
+
+def guess_record_start(data, str framing, bytes asc, int64_t offset, int checks=4):
+    """A likely record start (vb: block start) at or after `offset` of a stream: where
+    `checks` physical records chain from it (or all the rest, at least one), each framing
+    whole with a known CHANGE TYPE (`asc`: the code page's ASCII table) and SEGNUM ≤
+    TOTALSEGS, the first not continuing a segmented record; len(data) when there is none.
+    Found near `offset`, without the walk from the stream's start; a guess, which the decode
+    of the piece before it checks (a piece from a record start frames exactly to a record
+    start; one cut elsewhere meets a span it cannot frame: cdcfast/pieces.py)."""
+    cdef int64_t n = len(data)
+    if offset >= n:
+        return n
+    code = {"raw": FR_RAW, "rdw": FR_RDW, "vb": FR_VB}[framing]
+    cdef Framer fr = Framer(data, np.array([0, n], dtype=np.int64), None,
+                            np.array([code], dtype=np.uint8), asc)
+    cdef int64_t at
+    fr._next_message()
+    with nogil:
+        at = _guess(fr, max(offset, 0), checks)
+    return at
+
+
+cdef int64_t _guess(Framer fr, int64_t p0, int checks) noexcept nogil:
+    cdef Phys ph
+    cdef int64_t p, T, k
+    cdef int i, st
+    cdef bint ok
+    cdef const uint8_t* d = fr.data
+    for p in range(p0, fr.mend):
+        fr.pos = p
+        fr.bend = -1
+        fr.pf = p
+        ok = 1
+        for i in range(checks):
+            st = fr._next_phys(&ph)
+            if st == 0:
+                ok = i > 0
+                break
+            if st != 1:
+                ok = 0
+                break
+            T = be16(d + ph.h + OFF_TOTALSEGS)
+            k = be16(d + ph.h + OFF_SEGNUM)
+            if k > T or _op_of(A(fr.asc, d[ph.h + OFF_CHANGE_TYPE]),
+                               A(fr.asc, d[ph.h + OFF_CHANGE_TYPE + 1])) == OP_NONE \
+                    or (i == 0 and T > 1 and k > 1):
+                ok = 0
+                break
+        if ok:
+            return p
+    return fr.mend
+
+
+cdef int64_t _next_cut(Framer fr, int64_t target, int64_t last) noexcept nogil:
+    """record_starts' walk to its next cut: the first record (vb: block) start at or past
+    `target` and past `last` that does not continue a segmented record; -1 at the end of what
+    can be framed."""
     cdef Phys ph
     cdef int st
-    cdef int64_t target = step, start, bstart, last = 0
-    cdef const uint8_t* d
-    out = [0]
-    if n == 0:
-        return [0, 0]
-    d = fr.data
-    fr._next_message()
+    cdef int64_t start, bstart
+    cdef const uint8_t* d = fr.data
     while True:
         bstart = fr.bend
         start = fr.pos
         st = fr._next_phys(&ph)
         if st != 1:
-            break
+            return -1
         if fr.framing == FR_VB:
             if fr.bend == bstart:        # not the first record of a block
                 continue
@@ -638,8 +713,4 @@ def record_starts(data, str framing, int64_t step):
         # docs/lldf.md "Segments", so a cut may go before it, as the reference's walk has it)
         if start >= target and start > last and (be16(d + ph.h + OFF_TOTALSEGS) <= 1
                                                   or be16(d + ph.h + OFF_SEGNUM) <= 1):
-            out.append(start)
-            last = start
-            target = (start // step + 1) * step
-    out.append(n)
-    return out
+            return start

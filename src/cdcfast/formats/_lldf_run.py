@@ -144,6 +144,8 @@ class _Run:
         while True:
             room = batch_room(self.outputs.values(), self.batch_rows)
             st = fr.scan(max(1, min(CHUNK_RECORDS, room)))
+            if fr.n_unframed:
+                want.open_end = True    # a span it cannot frame (cdcfast/pieces.py)
             if st == S_NEW_TABLE:
                 self._register()
                 continue
