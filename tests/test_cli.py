@@ -516,3 +516,26 @@ def test_apply_says_what_it_cannot_do(tmp_path, capsys):
     assert cli.main(base + ["--table", "SALES.ORDERS_1", "--delta", str(bad.parent)]) == \
         cli.DELTA_FAILED
     assert "cdcfast apply: error:" in capsys.readouterr().err
+
+
+def test_decode_and_bench_threads(tmp_path, capsys, monkeypatch):
+    """--threads: decode gives the Parquet of one thread (the input cut in many pieces here);
+    bench --threads adds the threaded figures."""
+    import pyarrow.parquet as pq
+    from cdcfast import pieces
+    monkeypatch.setattr(pieces, "PARALLEL_MIN", 16 << 10)
+    monkeypatch.setattr(pieces, "piece_bytes", lambda size, threads: 16 << 10)
+    path, cat = sample(tmp_path)
+    for n in ("1", "3"):
+        assert cli.main(["decode", path, "--format", "ibm-delimited", "--catalog", cat,
+                         "--threads", n, "--quiet", "-o", str(tmp_path / f"out{n}")]) == 0
+    for f in (tmp_path / "out1").iterdir():
+        assert pq.read_table(f).equals(pq.read_table(tmp_path / "out3" / f.name))
+    js = tmp_path / "b.json"
+    assert cli.main(["bench", "--size", "1", "--reference-size", "0.2", "--repeat", "1",
+                     "--quick", "--threads", "2", "--json", str(js)]) == 0
+    t = json.loads(js.read_text())["threads"]
+    assert set(t["tools"]) == {"cdcfast threads=1", "cdcfast threads=2",
+                               "pyarrow.csv typed, threaded"}
+    assert t["scaling"] > 0 and t["margin"] > 0
+    assert "scaling" in capsys.readouterr().out
