@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .sources import Part
+from .sources import Part, release
 
 PARALLEL_MIN = 4 << 20      # a part smaller than this decodes on the calling thread
 PIECE_MIN = 1 << 20         # pieces of at least this many bytes…
@@ -204,6 +204,7 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
         todo = work()
         seq_base = 0            # the records before the next piece that its seq counts after
         last_message = None
+        released = (-1, 0)      # (part number, byte): a mapped file's pages given back below
         try:
             while True:
                 while len(queue) < threads + 1:
@@ -268,6 +269,12 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
                     yield key, _add_seq(batch, seq_base)
                 if piece.error is not None:
                     raise piece.error
+                # a mapped file's pages behind the pieces handed out (each piece gives back
+                # only its own, and too few at a time): read_batches stays bounded
+                if released[0] != piece.number:
+                    released = (piece.number, int(piece.part.offsets[0]))
+                released = (piece.number, release(piece.part.data, int(piece.part.offsets[-1]),
+                                                  released[1]))
                 seq_base += piece.stats["records"]
                 if piece.message is None and per_message:
                     seq_base = 0
