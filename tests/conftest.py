@@ -273,3 +273,25 @@ def shared_path(*parts: str):
     if os.environ.get("CDCFAST_REQUIRE_SHARED", "") not in ("", "0"):
         pytest.fail(f"{reason} (CDCFAST_REQUIRE_SHARED is set)", pytrace=False)
     pytest.skip(reason)
+
+
+@pytest.fixture
+def pages_given_back(monkeypatch):
+    """A spy on the giving back of a mapped file's pages (sources.release), the release step
+    made 4 KB: `spy(module)` puts it where `module` calls release and returns the list of
+    the new high-water marks it gave back to, in call order."""
+    from cdcfast import sources
+    real = sources.release
+    monkeypatch.setattr(sources, "RELEASE_STEP", 4096)
+
+    def spy(module):
+        released = []
+
+        def release(buf, upto, done):
+            got = real(buf, upto, done)
+            if got != done:
+                released.append(got)
+            return got
+        monkeypatch.setattr(module, "release", release)
+        return released
+    return spy

@@ -21,23 +21,15 @@ def stream():
                                    segment_bytes=300, control=True)
 
 
-def test_read_batches_of_a_mapped_file_giving_pages_back(tmp_path, stream, monkeypatch):
+def test_read_batches_of_a_mapped_file_giving_pages_back(tmp_path, stream, monkeypatch,
+                                                        pages_given_back):
     """Pages dropped behind the decoder (a tiny release step here) change nothing: batches
     of at most batch_size rows, together the decode of the same bytes."""
     data, cat = stream
     path = tmp_path / "x.lldf"
     path.write_bytes(data)
-    released = []
-    real = sources.release
-
-    def spy(buf, upto, done):
-        got = real(buf, upto, done)
-        if got != done:
-            released.append(got)
-        return got
     run = importlib.import_module("cdcfast.formats._lldf_run")
-    monkeypatch.setattr(sources, "RELEASE_STEP", 4096)
-    monkeypatch.setattr(run, "release", spy)
+    released = pages_given_back(run)
     monkeypatch.setattr(run, "KEEP_BEHIND", 4096)
     want = cdcfast.decode(data, format=FMT, catalog=cat, table="SALES.ORDERS_1",
                           framing="rdw")

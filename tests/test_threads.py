@@ -331,24 +331,15 @@ def test_a_decoder_pickles_without_its_thread_state():
     assert copy.threads == 2 and copy.last_stats["records"] == 0
 
 
-def test_read_batches_of_a_mapped_file_gives_pages_back(small_pieces, tmp_path, monkeypatch):
+def test_read_batches_of_a_mapped_file_gives_pages_back(small_pieces, tmp_path,
+                                                        pages_given_back):
     """On several threads too, a mapped file's pages behind the pieces handed out are given
     back as the batches go (else RSS would grow with the file: each piece alone is too small
     to give back its own)."""
-    from cdcfast import sources
     data, cat = lldf.generate(1500, table_width=8, seed=12, framing="rdw")
     path = tmp_path / "x.lldf"
     path.write_bytes(data)
-    released = []
-    real = sources.release
-
-    def spy(buf, upto, done):
-        got = real(buf, upto, done)
-        if got != done:
-            released.append(got)
-        return got
-    monkeypatch.setattr(sources, "RELEASE_STEP", 4096)
-    monkeypatch.setattr(_pieces, "release", spy)
+    released = pages_given_back(_pieces)
     want = cdcfast.decode(data, format="lldf", catalog=cat, table=cat.tables[0].name,
                           framing="rdw", threads=1)
     batches = list(cdcfast.read_batches(str(path), format="lldf", catalog=cat,

@@ -667,7 +667,7 @@ cdef int64_t _guess(Framer fr, int64_t p0, int checks) noexcept nogil:
     for p in range(p0, fr.mend):
         fr.pos = p
         fr.bend = -1
-        fr.pf = p
+        fr.pf = fr.mend     # no prefetch per candidate: a guess over garbage stays linear
         ok = 1
         for i in range(checks):
             st = fr._next_phys(&ph)
