@@ -47,7 +47,7 @@ cdef enum:
     BADDOC = 5           # (never leaves the kernel) the document needs the strict scanner
 
 
-cdef inline bint to_us(int64_t x, int64_t unit, int64_t* us) noexcept:
+cdef inline bint to_us(int64_t x, int64_t unit, int64_t* us) noexcept nogil:
     """x in ms / µs / ns as µs (ns floored); 0 when out of int64."""
     cdef int64_t q
     if unit == EN_MS:
@@ -100,12 +100,19 @@ cdef class Scanner(Walker):
     cdef readonly int64_t doc_sid       # its embedded schema's id (-1: none)
     # embedded schemas: their texts (an id is an index), and the last one met
     cdef list schemas
+    cdef const char** schp              # (the same, without Python)
+    cdef int64_t* schn
+    cdef int64_t nsch
     cdef int64_t sid
     cdef readonly bytes pending_schema  # STOP_SCHEMA: the new schema's text
     cdef readonly int64_t pending_sid   # STOP_PLAN: for which schema (and pending_slot)
     # plans, by output slot, and the one of the output in hand
     cdef list plans
-    cdef Plan plan
+    cdef void** planp                   # (the same, borrowed; NULL: none)
+    cdef int64_t nplan
+    cdef int32_t* enc                   # the plan in hand's arrays
+    cdef int32_t* escale
+    cdef int32_t* unit
     # images read during the walk: into which output (-1: none, -2: not guessed yet), which
     cdef int64_t pre_slot
     cdef bint pre_b, pre_a
@@ -117,38 +124,58 @@ cdef class Scanner(Walker):
         self.sid = -1
         self.pending_sid = -1
         self.plans = []
+        self.planp = NULL
+        self.nplan = 0
+        self.schp = NULL
+        self.schn = NULL
+        self.nsch = 0
         self.pre_slot = -1
         self.scratch = NULL
         self.scap = 0
 
     def __dealloc__(self):
         free(self.scratch)
+        free(self.planp)
+        free(self.schp)
+        free(self.schn)
 
     # -- what Python tells the kernel ----------------------------------------------------------
     def add_schema(self, bytes text):
         """Give the schema the last STOP_SCHEMA met an id (its index)."""
         self.schemas.append(text)
+        self.schp = <const char**>grow(self.schp, len(self.schemas) * sizeof(void*))
+        self.schn = <int64_t*>grow(self.schn, len(self.schemas) * 8)
+        self.schp[self.nsch] = <const char*>text
+        self.schn[self.nsch] = len(text)
+        self.nsch += 1
 
     def set_plan(self, int64_t slot, int64_t sid, encs, escales, units):
         """The encodings of the output at `slot` for documents of embedded schema `sid`."""
+        cdef int64_t k
         while len(self.plans) <= slot:
             self.plans.append(None)
         self.plans[slot] = Plan(sid, encs, escales, units)
+        self.planp = <void**>grow(self.planp, len(self.plans) * sizeof(void*))
+        self.nplan = len(self.plans)
+        for k in range(self.nplan):
+            self.planp[k] = <void*>self.plans[k] if self.plans[k] is not None else NULL
 
-    cdef bint planned(self, int64_t slot) except -1:
+    cdef bint planned(self, int64_t slot) noexcept nogil:
         """The output at `slot` has its plan for the document's schema (then it is the plan
         in hand)."""
-        cdef object p
-        if slot >= len(self.plans):
+        cdef void* p
+        if slot >= self.nplan:
             return False
-        p = self.plans[slot]
-        if p is None or (<Plan>p).sid != self.doc_sid:
+        p = self.planp[slot]
+        if p == NULL or (<Plan>p).sid != self.doc_sid:
             return False
-        self.plan = <Plan>p
+        self.enc = (<Plan>p).enc
+        self.escale = (<Plan>p).escale
+        self.unit = (<Plan>p).unit
         return True
 
     # -- one document --------------------------------------------------------------------------
-    cdef int document(self) except -1:
+    cdef int document(self) except -1 nogil:
         """The document at self.pos: 0 when done with it, else a STOP_ code (self.pos then
         stays at the document, which is read again)."""
         cdef const uint8_t* b = self.buf
@@ -178,18 +205,18 @@ cdef class Scanner(Walker):
             return 0
         return self.done(self.corrupt(start, doc_end, P_NOT_DOC, 0, start))
 
-    cdef int done(self, int r) noexcept:
+    cdef int done(self, int r) noexcept nogil:
         if r == 0:
             self.pos = self.dend
         return r
 
-    cdef void restart(self) noexcept:
+    cdef void restart(self) noexcept nogil:
         """Walk the document anew: no field met, no image read."""
         self.undo_pre()
         self.reset_fields(0, NH)
         self.pre_slot = -2
 
-    cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept:
+    cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept nogil:
         """The header field a key names at a level (0 payload, 1 source, 2 transaction), or
         -1."""
         if level == 0:
@@ -250,7 +277,7 @@ cdef class Scanner(Walker):
             return HT_DATA_COLLECTION_ORDER
         return -1
 
-    cdef int64_t walk(self, int64_t i, int level, int depth) except -2:
+    cdef int64_t walk(self, int64_t i, int level, int depth) except -2 nogil:
         """Record the header fields of the object at i (level 0: the payload, then its
         source (1) and transaction (2); `depth`: its nesting, 1 at the top), and read its
         images when their output can be guessed; returns the object's end, or BAD. Keys with
@@ -258,7 +285,6 @@ cdef class Scanner(Walker):
         cdef const uint8_t* b = self.buf
         cdef int64_t end = self.dend, k, e, v, f
         cdef int esc, done
-        cdef Out o
         i = ws(b, i + 1, end)
         if i >= end:
             return BAD
@@ -280,14 +306,12 @@ cdef class Scanner(Walker):
             if (f == H_SOURCE or f == H_TRANSACTION) and b[v] == 123 and self.hn[f] == 1:
                 e = self.walk(v, 1 if f == H_SOURCE else 2, depth + 1)
             elif (f == H_BEFORE or f == H_AFTER) and b[v] == 123 and self.hn[f] == 1 \
-                    and level == 0 and self.predicted() is not None:
-                o = self.outs[self.pre_slot]
+                    and level == 0 and self.predicted() >= 0:
                 if f == H_AFTER:
                     self.pre_a = True
                 else:
                     self.pre_b = True
-                e = self.walk_image(o, o.length, v, f == H_AFTER, depth + 1,
-                                    f == H_AFTER or o.want_before)
+                e = self.pre_image(<Out>self.outp[self.pre_slot], v, f == H_AFTER, depth + 1)
             else:
                 e = self.skip(v, 512 - depth)
             if e == BAD:
@@ -298,7 +322,11 @@ cdef class Scanner(Walker):
             if i == BAD or done:
                 return i
 
-    cdef int event(self) except -1:
+    cdef int64_t pre_image(self, Out o, int64_t v, bint after, int depth) except -2 nogil:
+        """An image read as the walk meets it, into the row reserved in the guessed output."""
+        return self.walk_image(o, o.length, v, after, depth, after or o.want_before)
+
+    cdef int event(self) except -1 nogil:
         """The object at dstart: the envelope ({"schema", "payload"}) or the payload itself,
         walked; then routed. BADDOC when checking finds it is not well-formed."""
         cdef const uint8_t* b = self.buf
@@ -390,7 +418,7 @@ cdef class Scanner(Walker):
                 self.walk(pay, 0, 2)
         return self.route()
 
-    cdef int set_sid(self, int64_t sa, int64_t sb) except -1:
+    cdef int set_sid(self, int64_t sa, int64_t sb) except -1 nogil:
         """The document's schema id from the schema text at [sa, sb) (none: -1); a new one
         stops for Python (after the scanner has checked the whole document)."""
         self.doc_sid = -1
@@ -400,93 +428,87 @@ cdef class Scanner(Walker):
         if self.doc_sid < 0:
             if self.checking:
                 return BADDOC                   # Python reads it: only a checked text
-            self.pending_schema = bytes(self.buf[sa:sb])
+            with gil:
+                self.pending_schema = bytes(self.buf[sa:sb])
             return STOP_SCHEMA
         self.sid = self.doc_sid
         return 0
 
-    cdef int64_t schema_id(self, int64_t a, int64_t z):
+    cdef int64_t schema_id(self, int64_t a, int64_t z) noexcept nogil:
         """The id of the schema text b[a:z] (the last one first), or -1 when new."""
         cdef int64_t n = z - a, s
-        cdef bytes t
         if self.sid >= 0:
-            t = self.schemas[self.sid]
-            if len(t) == n and memcmp(self.buf + a, <const char*>t, n) == 0:
+            if self.schn[self.sid] == n and memcmp(self.buf + a, self.schp[self.sid], n) == 0:
                 return self.sid
-        for s in range(len(self.schemas)):
-            t = self.schemas[s]
-            if len(t) == n and memcmp(self.buf + a, <const char*>t, n) == 0:
+        for s in range(self.nsch):
+            if self.schn[s] == n and memcmp(self.buf + a, self.schp[s], n) == 0:
                 return s
         return -1
 
-    cdef int64_t schema_end(self, int64_t v) except -2:
+    cdef int64_t schema_end(self, int64_t v) except -2 nogil:
         """The end of the embedded schema at v: the length of the last schema met when the
         bytes are those (then they are that same, whole JSON value), else a scan."""
-        cdef bytes last
         cdef int64_t n
         if self.sid >= 0:
-            last = self.schemas[self.sid]
-            n = len(last)
-            if v + n <= self.dend and memcmp(self.buf + v, <const char*>last, n) == 0:
+            n = self.schn[self.sid]
+            if v + n <= self.dend and memcmp(self.buf + v, self.schp[self.sid], n) == 0:
                 return v + n
         return self.skip(v, 511)
 
-    cdef int corrupt_at(self, int64_t code, int64_t flag, int64_t pos) except -1:
+    cdef int corrupt_at(self, int64_t code, int64_t flag, int64_t pos) except -1 nogil:
         """A document that is JSON but no change event: the whole document is the record."""
         return self.corrupt(self.dstart, self.dend, code, flag, pos)
 
     # -- images read as the walk meets them ----------------------------------------------------
-    cdef Out predicted(self):
-        """The output the previous document's table wrote to, when this document's images
-        can be read into it as the walk meets them (else None): a row reserved there."""
-        cdef Out o
+    cdef int64_t predicted(self) except -2 nogil:
+        """The slot of the output the previous document's table wrote to, when this
+        document's images can be read into it as the walk meets them (else -1): a row reserved
+        there."""
         cdef int64_t slot
         if self.pre_slot == -2:
             self.pre_slot = -1
             if self.images and self.last_tid >= 0 and not self.tunk[self.last_tid]:
                 slot = self.tslot[self.last_tid]
-                if slot >= 0:
-                    o = self.outs[slot]
-                    if o.ncols and o.length < self.batch_rows and self.planned(slot):
-                        o.reserve_row()
-                        o.null_row(o.length)
-                        self.fresh_images(o)
-                        self.pre_slot = slot
-        if self.pre_slot < 0:
-            return None
-        return self.outs[self.pre_slot]
+                if slot >= 0 and self.reserve_pre(<Out>self.outp[slot], slot):
+                    self.pre_slot = slot
+        return self.pre_slot
 
-    cdef void fresh_images(self, Out o) noexcept:
+    cdef bint reserve_pre(self, Out o, int64_t slot) except -1 nogil:
+        if o.ncols and o.length < self.batch_rows and self.planned(slot):
+            o.reserve_row()
+            o.null_row(o.length)
+            self.fresh_images(o)
+            return True
+        return False
+
+    cdef void fresh_images(self, Out o) noexcept nogil:
         """No column of the row's images sent yet, no key the table lacks met."""
         if o.ncols:                              # no columns: no arrays (NULL)
             memset(o.sent_b, 0, o.ncols)
             memset(o.sent_a, 0, o.ncols)
         self.nx = 0
 
-    cdef void undo_pre(self) noexcept:
+    cdef void undo_pre(self) noexcept nogil:
         """Take back the images read into the guessed output (another table, a control
         event, a stop, a document read again)."""
-        cdef Out o
         if self.pre_slot >= 0 and (self.pre_b or self.pre_a):
-            o = self.outs[self.pre_slot]
-            o.clear_row(o.length)
+            (<Out>self.outp[self.pre_slot]).clear_row((<Out>self.outp[self.pre_slot]).length)
         self.pre_slot = -1
         self.pre_b = self.pre_a = False
 
     # -- routing -------------------------------------------------------------------------------
-    cdef bint is_text(self, int64_t f) noexcept:
+    cdef bint is_text(self, int64_t f) noexcept nogil:
         """Field f holds a non-empty JSON string."""
         cdef int64_t v = self.hp[f]
         return v >= 0 and self.hn[f] == 1 and self.buf[v] == 34 and self.buf[v + 1] != 34
 
-    cdef int route(self) except -1:
+    cdef int route(self) except -1 nogil:
         """Where the walked document goes; its row written there. Images read during the walk
         into another output than its table's (or of an image given twice) are taken back
         first."""
         cdef const uint8_t* b = self.buf
         cdef bint control, data, unknown
-        cdef int64_t tid, slot, row, v, sa = 0, sn = 0, ta = 0, tn = 0
-        cdef Out o
+        cdef int64_t tid, slot, v, sa = 0, sn = 0, ta = 0, tn = 0
         if self.hn[H_SOURCE] != 1 or b[self.hp[H_SOURCE]] != 123:
             self.reset_fields(HS_VERSION, HS_COMMIT_LSN + 1)
         v = self.hp[H_OP]
@@ -517,7 +539,11 @@ cdef class Scanner(Walker):
             self.undo_pre()
             return self.counted(control, unknown)
         self.unknown += unknown     # headers: the row is written, its table counted unknown
-        o = self.outs[slot]
+        return self.write_row(<Out>self.outp[slot], slot, control, data)
+
+    cdef int write_row(self, Out o, int64_t slot, bint control, bint data) except -1 nogil:
+        """The routed document's row, into its output o (at `slot`)."""
+        cdef int64_t row
         if self.pre_slot >= 0 and (self.pre_slot != slot or self.hn[H_BEFORE] > 1
                                    or self.hn[H_AFTER] > 1):
             self.undo_pre()
@@ -547,18 +573,18 @@ cdef class Scanner(Walker):
         return 0
 
     # -- the header ----------------------------------------------------------------------------
-    cdef int64_t fid(self, int64_t f) noexcept:
+    cdef int64_t fid(self, int64_t f) noexcept nogil:
         """A header field as a problem names it (with the form of the document)."""
         return f + (NH if self.envelope else 0)
 
-    cdef int twice(self, Out o, int64_t row, int64_t f) except -1:
+    cdef int twice(self, Out o, int64_t row, int64_t f) except -1 nogil:
         """1 (and the problem) when field f's key was given twice."""
         if self.hn[f] > 1:
             o.add_problem(row, self.fid(f), P_TWICE, self.hk[f], self.hk[f], self.hk[f])
             return 1
         return 0
 
-    cdef int text(self, Out o, int64_t row, int64_t f, Column c) except -1:
+    cdef int text(self, Out o, int64_t row, int64_t f, Column c) except -1 nogil:
         """Field f as text: a string's text, any other value its JSON text; null stays
         null."""
         cdef const uint8_t* b = self.buf
@@ -574,14 +600,14 @@ cdef class Scanner(Walker):
         put_bytes(c, row, b + v, e - v)
         return 0
 
-    cdef int name_text(self, Out o, int64_t row, int64_t f, Column c) except -1:
+    cdef int name_text(self, Out o, int64_t row, int64_t f, Column c) except -1 nogil:
         """source.schema / source.table: text, an empty one null."""
         cdef int64_t v = self.hp[f]
         if v >= 0 and self.hn[f] == 1 and self.buf[v] == 34 and self.buf[v + 1] == 34:
             return 0
         return self.text(o, row, f, c)
 
-    cdef int integer(self, Out o, int64_t row, int64_t f, int64_t* out) except -1:
+    cdef int integer(self, Out o, int64_t row, int64_t f, int64_t* out) except -1 nogil:
         """Field f as an int64 (a JSON integer or a string holding one): 1, else 0 (absent,
         null, or a problem)."""
         cdef const uint8_t* b = self.buf
@@ -597,7 +623,7 @@ cdef class Scanner(Walker):
         o.add_problem(row, self.fid(f), P_NOT_INT, v, v, e)
         return 0
 
-    cdef int ts(self, Out o, int64_t row, int64_t f, int64_t mult, int64_t* out) except -1:
+    cdef int ts(self, Out o, int64_t row, int64_t f, int64_t mult, int64_t* out) except -1 nogil:
         cdef int64_t x
         if not self.integer(o, row, f, &x):
             return 0
@@ -608,15 +634,16 @@ cdef class Scanner(Walker):
         out[0] = x * mult
         return 1
 
-    cdef int present_field(self, int64_t f) noexcept:
+    cdef int present_field(self, int64_t f) noexcept nogil:
         """Field f is there and not null."""
         return self.hp[f] >= 0 and self.buf[self.hp[f]] != 110
 
-    cdef int header(self, Out o, int64_t row) except -1:
+    cdef int header(self, Out o, int64_t row) except -1 nogil:
         cdef const uint8_t* b = self.buf
         cdef int64_t v, e, x
         cdef bint tx
-        cdef list src = o.src
+        cdef void** src = o.srcp
+        cdef int64_t t = self.cur_tid
         col_valid(o.source_v, row)
         if self.hn[H_SOURCE] > 1:
             self.twice(o, row, H_SOURCE)
@@ -625,11 +652,10 @@ cdef class Scanner(Walker):
             v = self.hp[H_SOURCE]
             o.add_problem(row, self.fid(H_SOURCE), P_NOT_OBJECT, v, v,
                           value_end(b, v, self.dend))
-        cat = self.tcat[self.cur_tid]
-        if cat is not None:
-            if cat[0] is not None:
-                put_bytes(o.schema, row, <const uint8_t*><bytes>cat[0], len(cat[0]))
-            put_bytes(o.table, row, <const uint8_t*><bytes>cat[1], len(cat[1]))
+        if self.tcat_p[2 * t + 1] != NULL:     # the catalog's names
+            if self.tcat_p[2 * t] != NULL:
+                put_bytes(o.schema, row, self.tcat_p[2 * t], self.tcat_n[2 * t])
+            put_bytes(o.table, row, self.tcat_p[2 * t + 1], self.tcat_n[2 * t + 1])
         else:
             self.name_text(o, row, HS_SCHEMA, o.schema)
             self.name_text(o, row, HS_TABLE, o.table)
@@ -706,7 +732,7 @@ cdef class Scanner(Walker):
         self.lsn(o, row, HS_CHANGE_LSN, o.change_pos)
         return 0
 
-    cdef int lsn(self, Out o, int64_t row, int64_t f, Column c) except -1:
+    cdef int lsn(self, Out o, int64_t row, int64_t f, Column c) except -1 nogil:
         """An LSN text as position bytes (only a JSON string: what source keeps as text
         otherwise has no position)."""
         cdef const uint8_t* b = self.buf
@@ -715,7 +741,8 @@ cdef class Scanner(Walker):
         if v < 0 or self.hn[f] != 1 or b[v] == 110:
             return 0
         e = self.he[f]
-        c.reserve_data(e - v)
+        if c.dlen + e - v > c.dcap:
+            data_room(c, e - v)
         if b[v] == 34:
             str_end(b, v + 1, self.dend, &esc)
             k = -1 if esc else cdc_jv_lsn(b + v + 1, e - v - 2, c.data + c.dlen)
@@ -729,7 +756,7 @@ cdef class Scanner(Walker):
         col_valid(c, row)
         return 0
 
-    cdef int op(self, Out o, int64_t row) except -1:
+    cdef int op(self, Out o, int64_t row) except -1 nogil:
         cdef const uint8_t* b = self.buf
         cdef int64_t v = self.hp[H_OP], e
         cdef uint8_t c
@@ -751,7 +778,7 @@ cdef class Scanner(Walker):
         o.add_problem(row, self.fid(H_OP), P_BAD_OP, v, v, e)
         return 0
 
-    cdef int ddl_kind(self, Out o, int64_t row) except -1:
+    cdef int ddl_kind(self, Out o, int64_t row) except -1 nogil:
         """A schema-change event's source_op: its first tableChanges entry's type."""
         cdef const uint8_t* b = self.buf
         cdef int64_t v = self.hp[H_TABLE_CHANGES], i, k, e, w
@@ -781,7 +808,7 @@ cdef class Scanner(Walker):
         return 0
 
     # -- row images ----------------------------------------------------------------------------
-    cdef int images_of(self, Out o, int64_t row) except -1:
+    cdef int images_of(self, Out o, int64_t row) except -1 nogil:
         """before, after, changed, present of a data event's row (docs/debezium.md)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t j, n = o.ncols, v = self.hp[H_OP], byte = row >> 3
@@ -826,12 +853,12 @@ cdef class Scanner(Walker):
         elif op == 117 and has_b and has_a:
             col_valid(o.changed_v, row)
             for j in range(n):
-                if differs(<Column>o.before[j], <Column>o.after[j], row):
+                if differs(<Column>o.beforep[j], <Column>o.afterp[j], row):
                     fl[4 * j + 2][0][byte] |= bit
                 fl[4 * j + 3][0][byte] |= bit
         return 0
 
-    cdef bint one_image(self, Out o, int64_t row, int64_t f, bint read) except -1:
+    cdef bint one_image(self, Out o, int64_t row, int64_t f, bint read) except -1 nogil:
         """The before or after image (field f) of a data event's row: read now unless the
         walk did (`read`); its validity set. 1 when the row has that image."""
         cdef const uint8_t* b = self.buf
@@ -842,7 +869,10 @@ cdef class Scanner(Walker):
             if not read:                # (a projection without before: its values skipped)
                 self.walk_image(o, row, v, f == H_AFTER, 3 if self.envelope else 2,
                                 f == H_AFTER or o.want_before)
-            col_valid(o.after_v if f == H_AFTER else o.before_v, row)
+            if f == H_AFTER:
+                col_valid(o.after_v, row)
+            else:
+                col_valid(o.before_v, row)
             return True
         if v >= 0 and b[v] != 110:
             o.add_problem(row, self.fid(f), P_NOT_OBJECT, v, v, value_end(b, v, self.dend))
@@ -850,11 +880,11 @@ cdef class Scanner(Walker):
 
     # -- one value -----------------------------------------------------------------------------
     cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
-                     int esc) except -1:
+                     int esc) except -1 nogil:
         """1 when the value b[v:e] (not null) is one of column j's type and was written, 2 for
         a lone surrogate in a text, else 0 (docs/debezium.md, "Columns and their types")."""
         cdef const uint8_t* b = self.buf
-        cdef int32_t kind = o.kind[j], en = self.plan.enc[j]
+        cdef int32_t kind = o.kind[j], en = self.enc[j]
         cdef uint8_t ch = b[v]
         cdef const uint8_t* p = b + v
         cdef int64_t n = e - v, x, lo, hi, us
@@ -935,7 +965,9 @@ cdef class Scanner(Walker):
                 return 0
             if uscale < -1000 or uscale > 1000:
                 return 0
-            c.reserve_data(48 + (uscale if uscale > 0 else -uscale))
+            x = 48 + (uscale if uscale > 0 else -uscale)
+            if c.dlen + x > c.dcap:
+                data_room(c, x)
             x = cdc_jv_scaled_text(u, uscale, c.data + c.dlen)
             c.dlen += x
             c.offs[row + 1] = <int32_t>c.dlen
@@ -957,7 +989,8 @@ cdef class Scanner(Walker):
         if kind == K_BINARY:
             if not quoted:
                 return 0
-            c.reserve_data(n)
+            if c.dlen + n > c.dcap:
+                data_room(c, n)
             x = base64_decode(p, n, c.data + c.dlen)
             if x < 0:
                 return 0
@@ -975,7 +1008,7 @@ cdef class Scanner(Walker):
                 if not cdc_jv_int(p, n, I64_MIN, I64_MAX, &x):
                     return 0
                 if not to_us(x, en if (en == EN_MS or en == EN_US or en == EN_NS)
-                             else self.plan.unit[j], &us):
+                             else self.unit[j], &us):
                     return 0
                 if kind == K_TIME64 and not (0 <= us < US_PER_DAY):
                     return 0
@@ -984,7 +1017,7 @@ cdef class Scanner(Walker):
         return 0
 
     cdef int unscaled(self, int32_t en, int64_t j, int64_t v, int64_t e, cdc_jv_i128* u,
-                      int64_t* scale) except -1:
+                      int64_t* scale) except -1 nogil:
         """A decimal written as an unscaled integer: a VariableScaleDecimal object, or base64
         where column j's encoding `en` says so. 1 (u at scale), 0 when it is not a valid one,
         2 when the value is not written that way (a number, or decimal text)."""
@@ -992,13 +1025,13 @@ cdef class Scanner(Walker):
         if b[v] == 123:
             return self.vsd(v, e, u, scale)
         if b[v] == 34 and en == EN_B64DEC:
-            scale[0] = self.plan.escale[j]
+            scale[0] = self.escale[j]
             return self.b64_int(b + v + 1, e - v - 2, u)
         if b[v] == 34 and en == EN_VSD:
             return 0                    # a VariableScaleDecimal is an object, not a text
         return 2
 
-    cdef int b64_int(self, const uint8_t* p, int64_t n, cdc_jv_i128* out) except -1:
+    cdef int b64_int(self, const uint8_t* p, int64_t n, cdc_jv_i128* out) except -1 nogil:
         """Base64 of a big-endian two's complement integer (at most 128 bits): 1, else 0."""
         if n > self.scap:
             self.scap = n + 64
@@ -1006,7 +1039,7 @@ cdef class Scanner(Walker):
         cdef int64_t k = base64_decode(p, n, self.scratch)
         return k > 0 and cdc_jv_twos(self.scratch, k, out)
 
-    cdef int vsd(self, int64_t v, int64_t e, cdc_jv_i128* u, int64_t* scale) except -1:
+    cdef int vsd(self, int64_t v, int64_t e, cdc_jv_i128* u, int64_t* scale) except -1 nogil:
         """A VariableScaleDecimal {"scale": s, "value": base64} at v: 1, else 0."""
         cdef const uint8_t* b = self.buf
         cdef int64_t i, k, ke, w, we, sv = -1, vv = -1, ns = 0, nv = 0

@@ -100,7 +100,7 @@ cdef inline bint key_is(const uint8_t* b, int64_t k, int64_t n, const char* name
 
 # -- writing one value --------------------------------------------------------------------
 
-cdef inline (int64_t, int64_t) int_range(int32_t kind) noexcept:
+cdef inline (int64_t, int64_t) int_range(int32_t kind) noexcept nogil:
     if kind == K_INT8:
         return -128, 127
     if kind == K_INT16:
@@ -110,7 +110,7 @@ cdef inline (int64_t, int64_t) int_range(int32_t kind) noexcept:
     return I64_MIN, I64_MAX
 
 
-cdef inline void store_int(Column c, int64_t row, int64_t x) noexcept:
+cdef inline void store_int(Column c, int64_t row, int64_t x) noexcept nogil:
     cdef int8_t x1
     cdef int16_t x2
     cdef int32_t x4
@@ -127,7 +127,7 @@ cdef inline void store_int(Column c, int64_t row, int64_t x) noexcept:
         put_fixed(c, row, &x, 8)
 
 
-cdef inline void undo_value(Column c, int64_t row) noexcept:
+cdef inline void undo_value(Column c, int64_t row) noexcept nogil:
     """Row `row` of c back to null (its value, if any, dropped)."""
     col_unset(c, row)
     if c.layout == VAR:
@@ -137,7 +137,7 @@ cdef inline void undo_value(Column c, int64_t row) noexcept:
         c.data[row >> 3] &= <uint8_t>~(1 << (row & 7))
 
 
-cdef inline bint differs(Column a, Column b, int64_t row) noexcept:
+cdef inline bint differs(Column a, Column b, int64_t row) noexcept nogil:
     """Row `row` of a and b differ (null-safe; floats by their bits)."""
     cdef bint va = bits_get(a.valid, row), vb = bits_get(b.valid, row)
     cdef int64_t la, lb
@@ -153,20 +153,27 @@ cdef inline bint differs(Column a, Column b, int64_t row) noexcept:
         return la != lb or memcmp(a.data + a.offs[row], b.data + b.offs[row], la) != 0
     return memcmp(a.data + row * a.width, b.data + row * a.width, a.width) != 0
 
-cdef inline void put_null(Column c, int64_t row) noexcept:
+cdef inline int data_room(Column c, int64_t n) except -1 nogil:
+    """Room for n more data bytes in a VAR column (rare: the GIL taken back for it)."""
+    with gil:
+        c.reserve_data(n)
+    return 0
+
+
+cdef inline void put_null(Column c, int64_t row) noexcept nogil:
     col_unset(c, row)
     if c.layout == VAR:
         c.offs[row + 1] = <int32_t>c.dlen
 
 
-cdef inline void put_fixed(Column c, int64_t row, const void* v, int width) noexcept:
+cdef inline void put_fixed(Column c, int64_t row, const void* v, int width) noexcept nogil:
     memcpy(c.data + row * width, v, width)
     col_valid(c, row)
 
 
-cdef inline int put_bytes(Column c, int64_t row, const uint8_t* p, int64_t n) except -1:
+cdef inline int put_bytes(Column c, int64_t row, const uint8_t* p, int64_t n) except -1 nogil:
     if c.dlen + n > c.dcap:
-        c.reserve_data(n)
+        data_room(c, n)
     memcpy(c.data + c.dlen, p, n)
     c.dlen += n
     c.offs[row + 1] = <int32_t>c.dlen
@@ -174,8 +181,23 @@ cdef inline int put_bytes(Column c, int64_t row, const uint8_t* p, int64_t n) ex
     return 0
 
 
+cdef inline int copy_value(Column src, Column dst, int64_t row) except -1 nogil:
+    """Row `row` of src, when not null, into dst (of the same layout)."""
+    if not bits_get(src.valid, row):
+        return 0
+    if src.layout == VAR:
+        return put_bytes(dst, row, src.data + src.offs[row], src.offs[row + 1] - src.offs[row])
+    if src.layout == BITS:
+        if bits_get(src.data, row):
+            dst.data[row >> 3] |= <uint8_t>(1 << (row & 7))
+        col_valid(dst, row)
+        return 0
+    put_fixed(dst, row, src.data + row * src.width, src.width)
+    return 0
+
+
 cdef inline int put_string(Column c, int64_t row, const uint8_t* b, int64_t q,
-                           int64_t end) except -1:
+                           int64_t end) except -1 nogil:
     """The JSON string whose opening quote is at q, unescaped; 0, or 1 for a lone
     surrogate (then null)."""
     cdef int esc = 0
@@ -183,7 +205,8 @@ cdef inline int put_string(Column c, int64_t row, const uint8_t* b, int64_t q,
     cdef int64_t n = e - q - 1, k
     if not esc:
         return put_bytes(c, row, b + q + 1, n)
-    c.reserve_data(n)
+    if c.dlen + n > c.dcap:
+        data_room(c, n)
     k = json_unescape(b + q + 1, n, c.data + c.dlen)
     if k < 0:
         put_null(c, row)

@@ -189,7 +189,7 @@ cdef class Scanner(Walker):
         free(self.el_he)
         free(self.el_hn)
 
-    cdef bint busy(self) noexcept:
+    cdef bint busy(self) noexcept nogil:
         return self.indoc
 
     def carry_state(self):
@@ -206,7 +206,7 @@ cdef class Scanner(Walker):
             memcpy(self.carry, <const char*>state, n * sizeof(Carry))
         self.ncarry = n
 
-    cdef int document(self) except -1:
+    cdef int document(self) except -1 nogil:
         """The document at self.pos (or the rest of the one in hand): 0 when done with it,
         else a STOP_ code (the walk then resumes at the element it stopped at).
 
@@ -279,7 +279,7 @@ cdef class Scanner(Walker):
         return 0
 
     # -- fields ------------------------------------------------------------------------------
-    cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept:
+    cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept nogil:
         """The field a key names at a level (0 the message, 1 an element, 2 its schema)."""
         if level == 0:
             if n == 3 and memcmp(b + k, b"scn", 3) == 0:
@@ -339,14 +339,14 @@ cdef class Scanner(Walker):
             return ES_COLUMNS
         return -1
 
-    cdef int64_t message_walk(self, int64_t start) except -2:
+    cdef int64_t message_walk(self, int64_t start) except -2 nogil:
         """The message's fields and its elements' (kept per element); returns the message's
         end, or BAD."""
         self.reset_fields(0, NF)
         self.ne = 0
         return self.walk(start, 0, 1)
 
-    cdef int64_t walk(self, int64_t i, int level, int depth) except -2:
+    cdef int64_t walk(self, int64_t i, int level, int depth) except -2 nogil:
         """Record the fields of the object at i (level 0 the message, 1 an element, 2 its
         schema; `depth`: its nesting, 1 at the top); returns its end, or BAD. Keys with
         escapes are none of ours."""
@@ -383,7 +383,7 @@ cdef class Scanner(Walker):
             if i == BAD or done:
                 return i
 
-    cdef int64_t elements(self, int64_t v, int depth) except -2:
+    cdef int64_t elements(self, int64_t v, int depth) except -2 nogil:
         """The payload array at v (nested `depth` deep): each element's fields walked and
         kept; returns the array's end, or BAD."""
         cdef const uint8_t* b = self.buf
@@ -422,7 +422,7 @@ cdef class Scanner(Walker):
             if i == BAD or done:
                 return i
 
-    cdef void mproblem(self, int64_t f, int64_t code, int64_t pos, int64_t a, int64_t z) noexcept:
+    cdef void mproblem(self, int64_t f, int64_t code, int64_t pos, int64_t a, int64_t z) noexcept nogil:
         cdef int64_t* p = self.mp + self.nmp * 5
         if self.nmp >= NF:
             return
@@ -433,7 +433,7 @@ cdef class Scanner(Walker):
         p[4] = z
         self.nmp += 1
 
-    cdef bint mint(self, int64_t f, int64_t code, int64_t* out) noexcept:
+    cdef bint mint(self, int64_t f, int64_t code, int64_t* out) noexcept nogil:
         """Message field f as an int64 (a JSON integer or a string holding one; SCNs and
         c_idx: 0 up to 2^63 - 1): 1, else 0 (absent, null, or a problem `code` noted)."""
         cdef const uint8_t* b = self.buf
@@ -451,7 +451,7 @@ cdef class Scanner(Walker):
         self.mproblem(f, code, v, v, e)
         return False
 
-    cdef int64_t unescaped(self, int64_t v, int64_t e, const uint8_t** p) except -2:
+    cdef int64_t unescaped(self, int64_t v, int64_t e, const uint8_t** p) except -2 nogil:
         """The text of the string b[v:e] (quotes included) in (p, length): in place without
         escapes, else unescaped into the scratch buffer; -1 for a lone surrogate."""
         cdef const uint8_t* b = self.buf
@@ -463,7 +463,7 @@ cdef class Scanner(Walker):
         p[0] = self.room(e - v)
         return json_unescape(b + v + 1, e - v - 2, self.room(e - v))
 
-    cdef void message(self) except *:
+    cdef int message(self) except -1 nogil:
         """The message's own fields, once per document: xid, scn and tm (carried forward),
         the positions; their problems are every row's (docs/olr.md, "Message fields")."""
         cdef const uint8_t* b = self.buf
@@ -557,12 +557,13 @@ cdef class Scanner(Walker):
             x = self.m_cscn if self.m_has_cscn else self.m_scn
             be64(self.m_pos, <uint64_t>x)
             be64(self.m_pos + 8, <uint64_t>(self.m_cidx if self.m_has_cidx else 0))
+        return 0
 
-    cdef bint present(self, int64_t f) noexcept:
+    cdef bint present(self, int64_t f) noexcept nogil:
         """Field f is sent: given (even twice), and not a single null."""
         return self.hn[f] > 1 or (self.hn[f] == 1 and self.buf[self.hp[f]] != 110)
 
-    cdef bint mtime(self, int64_t f) noexcept:
+    cdef bint mtime(self, int64_t f) noexcept nogil:
         """tm / tms: an epoch (a JSON integer, or digits as text) or ISO-8601 text, either
         optionally followed by ",<zone>"."""
         cdef const uint8_t* b = self.buf
@@ -578,7 +579,7 @@ cdef class Scanner(Walker):
         self.mproblem(f, P_TIME, v, v, e)
         return False
 
-    cdef Carry* carried(self, uint64_t xid) except NULL:
+    cdef Carry* carried(self, uint64_t xid) except NULL nogil:
         """The carry entry of a transaction (made when new)."""
         cdef int64_t i
         for i in range(self.ncarry - 1, -1, -1):
@@ -593,7 +594,7 @@ cdef class Scanner(Walker):
         self.carry[i].has_scn = self.carry[i].has_tm = 0
         return &self.carry[i]
 
-    cdef void forget(self, uint64_t xid) noexcept:
+    cdef void forget(self, uint64_t xid) noexcept nogil:
         cdef int64_t i
         for i in range(self.ncarry):
             if self.carry[i].xid == xid:
@@ -602,7 +603,7 @@ cdef class Scanner(Walker):
                 return
 
     # -- one element -------------------------------------------------------------------------
-    cdef int element_op(self) noexcept:
+    cdef int element_op(self) noexcept nogil:
         cdef const uint8_t* b = self.buf
         cdef int64_t v = self.hp[E_OP], n
         if self.hn[E_OP] != 1 or b[v] != 34:
@@ -626,20 +627,18 @@ cdef class Scanner(Walker):
             return OP_CHKPT
         return OP_NONE
 
-    cdef bint is_text(self, int64_t f) noexcept:
+    cdef bint is_text(self, int64_t f) noexcept nogil:
         """Field f holds a non-empty JSON string."""
         cdef int64_t v = self.hp[f]
         return v >= 0 and self.hn[f] == 1 and self.buf[v] == 34 and self.buf[v + 1] != 34
 
-    cdef int element(self) except -1:
+    cdef int element(self) except -1 nogil:
         """The document's element `ei`: one row (or a stop, nothing written)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t n = self.ei, start = self.el_span[2 * n], end = self.el_span[2 * n + 1]
         cdef int64_t tid, slot, row
         cdef int op
         cdef bint data, control
-        cdef Out o
-        cdef int r
         if b[start] != 123:
             return self.corrupt(start, end, P_ELEMENT, n, start)
         memcpy(&self.hp[E_OP], self.el_hp + n * NE, NE * 8)
@@ -666,9 +665,10 @@ cdef class Scanner(Walker):
         tid = self.element_table(0 if data else 1)
         if tid < 0:
             self.pending_data = data
-            self.pending_columns = None
-            if self.hn[ES_COLUMNS] == 1 and b[self.hp[ES_COLUMNS]] == 91:
-                self.pending_columns = bytes(b[self.hp[ES_COLUMNS]:self.he[ES_COLUMNS]])
+            with gil:
+                self.pending_columns = None
+                if self.hn[ES_COLUMNS] == 1 and b[self.hp[ES_COLUMNS]] == 91:
+                    self.pending_columns = bytes(b[self.hp[ES_COLUMNS]:self.he[ES_COLUMNS]])
             return STOP_TABLE
         self.cur_tid = tid
         slot = self.tslot[tid]
@@ -677,7 +677,13 @@ cdef class Scanner(Walker):
         self.unknown += self.tunk[tid]
         if slot < 0:
             return self.counted(control, False)
-        o = self.outs[slot]
+        return self.write_row(<Out>self.outp[slot], slot, tid, op, data, control, start, end)
+
+    cdef int write_row(self, Out o, int64_t slot, int64_t tid, int op, bint data, bint control,
+                       int64_t start, int64_t end) except -1 nogil:
+        """The element's row, into its output o (at `slot`)."""
+        cdef int64_t row
+        cdef int r
         if o.length >= self.batch_rows:
             self.unknown -= self.tunk[tid]
             self.full_slot = slot
@@ -700,13 +706,13 @@ cdef class Scanner(Walker):
         self.seq += 1
         return 0
 
-    cdef uint8_t* room(self, int64_t n) except NULL:
+    cdef uint8_t* room(self, int64_t n) except NULL nogil:
         if n > self.scap:
             self.scap = max(n, 2 * self.scap, 256)
             self.scratch = <uint8_t*>grow(self.scratch, self.scap)
         return self.scratch
 
-    cdef int64_t element_table(self, uint8_t tag) except -2:
+    cdef int64_t element_table(self, uint8_t tag) except -2 nogil:
         """The table id of the element's (schema.owner, schema.table) texts, or -1 (tag 0:
         a data event's, 1: a control event's, whose first record fixes no layout)."""
         cdef int64_t sa = 0, sn = 0, ta = 0, tn = 0
@@ -719,13 +725,13 @@ cdef class Scanner(Walker):
         return self.table_id(tag, sa, sn, ta, tn)
 
     # -- the header --------------------------------------------------------------------------
-    cdef int twice(self, Out o, int64_t row, int64_t f) except -1:
+    cdef int twice(self, Out o, int64_t row, int64_t f) except -1 nogil:
         if self.hn[f] > 1:
             o.add_problem(row, f, P_TWICE, self.hk[f], self.hk[f], self.hk[f])
             return 1
         return 0
 
-    cdef int text(self, Out o, int64_t row, int64_t f, Column c) except -1:
+    cdef int text(self, Out o, int64_t row, int64_t f, Column c) except -1 nogil:
         """Field f as text: a string's text, any other value its JSON text; null stays null.
         1 when written."""
         cdef const uint8_t* b = self.buf
@@ -741,7 +747,7 @@ cdef class Scanner(Walker):
         put_bytes(c, row, b + v, e - v)     # a number, true, false; a container's JSON text
         return 1
 
-    cdef int eint(self, Out o, int64_t row, int64_t f, Column c) except -1:
+    cdef int eint(self, Out o, int64_t row, int64_t f, Column c) except -1 nogil:
         """Element field f as an int64 into c."""
         cdef const uint8_t* b = self.buf
         cdef int64_t v = self.hp[f], e, x
@@ -755,7 +761,7 @@ cdef class Scanner(Walker):
         o.add_problem(row, f, P_NOT_INT, v, v, e)
         return 0
 
-    cdef int header(self, Out o, int64_t row, int op, int64_t start, int64_t end) except -1:
+    cdef int header(self, Out o, int64_t row, int op, int64_t start, int64_t end) except -1 nogil:
         cdef const uint8_t* b = self.buf
         cdef int64_t v, e, k
         cdef uint8_t* p
@@ -779,11 +785,12 @@ cdef class Scanner(Walker):
                     put_bytes(o.op, row, b + v, self.he[E_OP] - v - 1)
         # schema / table
         self.schema_fields(o, row)
-        cat = self.tcat[self.cur_tid]
-        if cat is not None:
-            if cat[0] is not None:
-                put_bytes(o.schema, row, <const uint8_t*><bytes>cat[0], len(cat[0]))
-            put_bytes(o.table, row, <const uint8_t*><bytes>cat[1], len(cat[1]))
+        if self.tcat_p[2 * self.cur_tid + 1] != NULL:     # the catalog's names
+            if self.tcat_p[2 * self.cur_tid] != NULL:
+                put_bytes(o.schema, row, self.tcat_p[2 * self.cur_tid],
+                          self.tcat_n[2 * self.cur_tid])
+            put_bytes(o.table, row, self.tcat_p[2 * self.cur_tid + 1],
+                      self.tcat_n[2 * self.cur_tid + 1])
         else:
             if self.is_text(ES_OWNER):
                 self.text(o, row, ES_OWNER, o.schema)
@@ -796,7 +803,8 @@ cdef class Scanner(Walker):
             put_fixed(o.change_ts, row, &self.m_tm, 8)
         if self.m_has_pos:
             put_bytes(o.commit_pos, row, self.m_pos, 8)
-            o.change_pos.reserve_data(20)
+            if o.change_pos.dlen + 20 > o.change_pos.dcap:
+                data_room(o.change_pos, 20)
             p = o.change_pos.data + o.change_pos.dlen
             memcpy(p, self.m_pos, 16)
             be32(p + 16, <uint32_t>self.ei)
@@ -806,49 +814,50 @@ cdef class Scanner(Walker):
         (<int64_t*>o.seq.data)[row] = self.seq
         col_valid(o.seq, row)
         # source
-        self.text(o, row, M_DB, (<Column>o.src[S_DB]))
+        self.text(o, row, M_DB, (<Column>o.srcp[S_DB]))
         if self.m_has_scn:
-            put_fixed((<Column>o.src[S_SCN]), row, &self.m_scn, 8)
+            put_fixed((<Column>o.srcp[S_SCN]), row, &self.m_scn, 8)
         if self.m_has_cscn:
-            put_fixed((<Column>o.src[S_C_SCN]), row, &self.m_cscn, 8)
+            put_fixed((<Column>o.srcp[S_C_SCN]), row, &self.m_cscn, 8)
         if self.m_has_cidx:
-            put_fixed((<Column>o.src[S_C_IDX]), row, &self.m_cidx, 8)
-        if not self.eint(o, row, E_NUM, (<Column>o.src[S_NUM])) and self.m_has_num:
-            put_fixed((<Column>o.src[S_NUM]), row, &self.m_num, 8)
+            put_fixed((<Column>o.srcp[S_C_IDX]), row, &self.m_cidx, 8)
+        if not self.eint(o, row, E_NUM, (<Column>o.srcp[S_NUM])) and self.m_has_num:
+            put_fixed((<Column>o.srcp[S_NUM]), row, &self.m_num, 8)
         if self.present(M_XID):
-            self.text(o, row, M_XID, (<Column>o.src[S_XID]))
+            self.text(o, row, M_XID, (<Column>o.srcp[S_XID]))
         elif self.present(M_XIDN):
-            self.text(o, row, M_XIDN, (<Column>o.src[S_XID]))
-        self.text(o, row, E_RID, (<Column>o.src[S_RID]))
-        if not self.text(o, row, E_SQL, (<Column>o.src[S_DDL])):
-            self.text(o, row, E_DDL, (<Column>o.src[S_DDL]))
-        self.eint(o, row, E_SEQ, (<Column>o.src[S_CSEQ]))
-        self.eint(o, row, E_OFFSET, (<Column>o.src[S_COFF]))
+            self.text(o, row, M_XIDN, (<Column>o.srcp[S_XID]))
+        self.text(o, row, E_RID, (<Column>o.srcp[S_RID]))
+        if not self.text(o, row, E_SQL, (<Column>o.srcp[S_DDL])):
+            self.text(o, row, E_DDL, (<Column>o.srcp[S_DDL]))
+        self.eint(o, row, E_SEQ, (<Column>o.srcp[S_CSEQ]))
+        self.eint(o, row, E_OFFSET, (<Column>o.srcp[S_COFF]))
         self.redo(o, row)
         return 0
 
-    cdef int schema_fields(self, Out o, int64_t row) except -1:
+    cdef int schema_fields(self, Out o, int64_t row) except -1 nogil:
         """The element's schema: an object whose owner and table are text, obj an integer,
         columns a list of columns (docs/olr.md)."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t v = self.hp[E_SCHEMA], f
+        cdef int64_t v = self.hp[E_SCHEMA], f, k
         if v < 0 or self.twice(o, row, E_SCHEMA) or b[v] == 110:
             return 0
         if b[v] != 123:
             o.add_problem(row, E_SCHEMA, P_NOT_OBJECT, v, v, self.he[E_SCHEMA])
             return 0
-        for f in (ES_OWNER, ES_TABLE):
+        for k in range(2):
+            f = ES_OWNER if k == 0 else ES_TABLE
             v = self.hp[f]
             if v >= 0 and not self.twice(o, row, f) and b[v] != 110 and b[v] != 34:
                 o.add_problem(row, f, P_TEXT, v, v, self.he[f])
-        self.eint(o, row, ES_OBJ, (<Column>o.src[S_OBJ]))
+        self.eint(o, row, ES_OBJ, (<Column>o.srcp[S_OBJ]))
         v = self.hp[ES_COLUMNS]
         if v >= 0 and not self.twice(o, row, ES_COLUMNS) and b[v] != 110 \
                 and not self.columns_ok(v):
             o.add_problem(row, ES_COLUMNS, P_COLUMNS, v, v, self.he[ES_COLUMNS])
         return 0
 
-    cdef int columns_ok(self, int64_t v) except -1:
+    cdef int columns_ok(self, int64_t v) except -1 nogil:
         """schema.columns at v is a list of objects, each with one text `name` (no lone
         surrogate in it)."""
         cdef const uint8_t* b = self.buf
@@ -885,7 +894,7 @@ cdef class Scanner(Walker):
                 i = ws(b, i + 1, self.dend)
         return True
 
-    cdef int redo(self, Out o, int64_t row) except -1:
+    cdef int redo(self, Out o, int64_t row) except -1 nogil:
         cdef const uint8_t* b = self.buf
         cdef int64_t v = self.hp[E_REDO], e
         cdef int64_t n
@@ -894,16 +903,16 @@ cdef class Scanner(Walker):
         e = self.he[E_REDO]
         n = e - v
         if b[v] == 116 or (n == 1 and b[v] == 49) or (n == 3 and b[v] == 34 and b[v + 1] == 49):
-            bits_set((<Column>o.src[S_CREDO]).data, row)
-            col_valid((<Column>o.src[S_CREDO]), row)
+            bits_set((<Column>o.srcp[S_CREDO]).data, row)
+            col_valid((<Column>o.srcp[S_CREDO]), row)
         elif b[v] == 102 or (n == 1 and b[v] == 48) or (n == 3 and b[v] == 34 and b[v + 1] == 48):
-            col_valid((<Column>o.src[S_CREDO]), row)
+            col_valid((<Column>o.srcp[S_CREDO]), row)
         else:
             o.add_problem(row, E_REDO, P_BOOL, v, v, e)
         return 0
 
     # -- row images --------------------------------------------------------------------------
-    cdef int images_of(self, Out o, int64_t row, int op) except -1:
+    cdef int images_of(self, Out o, int64_t row, int op) except -1 nogil:
         """before, after, changed, present of a data event's row; a stop (the row is then
         taken back by the caller) when a JSON-kinds layout meets a new column."""
         cdef int64_t j, n
@@ -946,11 +955,11 @@ cdef class Scanner(Walker):
                 fl[4 * j + 3][0][byte] |= bit
                 if o.sent_a[j]:
                     fl[4 * j][0][byte] |= bit
-                    if not o.sent_b[j] or differs(<Column>o.before[j], <Column>o.after[j], row):
+                    if not o.sent_b[j] or differs(<Column>o.beforep[j], <Column>o.afterp[j], row):
                         fl[4 * j + 2][0][byte] |= bit
         return 0
 
-    cdef int one_image(self, Out o, int64_t row, int which, bint* has) except -1:
+    cdef int one_image(self, Out o, int64_t row, int which, bint* has) except -1 nogil:
         """The before (0) or after (1) image: an object, or an array of one-member objects."""
         cdef const uint8_t* b = self.buf
         cdef int64_t f = E_AFTER if which else E_BEFORE, v = self.hp[f], i, e, w
@@ -982,11 +991,14 @@ cdef class Scanner(Walker):
                     i = ws(b, i + 1, self.dend)
         if r != 0:
             return r
-        col_valid(o.after_v if which else o.before_v, row)
+        if which:
+            col_valid(o.after_v, row)
+        else:
+            col_valid(o.before_v, row)
         has[0] = True
         return 0
 
-    cdef int64_t bad_pair(self, int64_t v) noexcept:
+    cdef int64_t bad_pair(self, int64_t v) noexcept nogil:
         """The first element of the array at v that is not an object of exactly one member,
         or -1."""
         cdef const uint8_t* b = self.buf
@@ -1010,7 +1022,7 @@ cdef class Scanner(Walker):
 
     # -- one value ---------------------------------------------------------------------------
     cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
-                     int esc) except -1:
+                     int esc) except -1 nogil:
         """1 when the value b[v:e] (not null) is one of column j's type and was written, 2 for
         a lone surrogate in a text, else 0 (docs/olr.md, "Values")."""
         cdef const uint8_t* b = self.buf
@@ -1082,7 +1094,8 @@ cdef class Scanner(Walker):
         if kind == K_BINARY:
             if not quoted:
                 return 0
-            c.reserve_data(n)
+            if c.dlen + n > c.dcap:
+                data_room(c, n)
             x = olr_hex(p, n, c.data + c.dlen)
             if x < 0:
                 return 0

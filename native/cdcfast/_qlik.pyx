@@ -145,7 +145,7 @@ cdef class Scanner(Walker):
     def __dealloc__(self):
         free(self.scratch)
 
-    cdef uint8_t* room(self, int64_t n) except NULL:
+    cdef uint8_t* room(self, int64_t n) except NULL nogil:
         if n > self.scap:
             self.scap = max(n, 2 * self.scap, 256)
             self.scratch = <uint8_t*>grow(self.scratch, self.scap)
@@ -168,7 +168,7 @@ cdef class Scanner(Walker):
         return r
 
     # -- the document ------------------------------------------------------------------------
-    cdef int document(self) except -1:
+    cdef int document(self) except -1 nogil:
         """The document at self.pos: 0 when done with it, else a STOP_ code (self.pos then
         stays at the document, which is read again)."""
         cdef const uint8_t* b = self.buf
@@ -231,12 +231,12 @@ cdef class Scanner(Walker):
             return STOP_META
         return self.done(self.record())
 
-    cdef int done(self, int r) noexcept:
+    cdef int done(self, int r) noexcept nogil:
         if r == 0:
             self.pos = self.dend
         return r
 
-    cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept:
+    cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept nogil:
         """The field a key names at a level (0 the top, 1 the Kafka message, 2 the top's
         headers, 3 the message's headers)."""
         cdef int64_t f = -1
@@ -284,7 +284,7 @@ cdef class Scanner(Walker):
             return T_MESSAGE
         return -1
 
-    cdef int64_t walk(self, int64_t i, int level, int depth) except -2:
+    cdef int64_t walk(self, int64_t i, int level, int depth) except -2 nogil:
         """Record the fields of the object at i (see key_field for the levels; `depth`: its
         nesting, 1 at the top); returns its end, or BAD. Keys with escapes are none of
         ours."""
@@ -327,34 +327,34 @@ cdef class Scanner(Walker):
                 return i
 
     # -- fields ------------------------------------------------------------------------------
-    cdef bint given(self, int64_t f) noexcept:
+    cdef bint given(self, int64_t f) noexcept nogil:
         """Field f is there once, and neither null nor ""."""
         cdef int64_t v = self.hp[f]
         return self.hn[f] == 1 and self.buf[v] != 110 and not (self.buf[v] == 34
                                                                 and self.buf[v + 1] == 34)
 
-    cdef bint is_word(self, int64_t f, const char* w, int64_t n) noexcept:
+    cdef bint is_word(self, int64_t f, const char* w, int64_t n) noexcept nogil:
         """Field f is the JSON string w (no escapes)."""
         cdef int64_t v = self.hp[f]
         return self.buf[v] == 34 and self.he[f] - v - 2 == n and memcmp(self.buf + v + 1, w,
                                                                         n) == 0
 
-    cdef bint headers_ok(self) noexcept:
+    cdef bint headers_ok(self) noexcept nogil:
         """The body's headers are one object (their fields can be read)."""
         return self.hn[self.fh] == 1 and self.buf[self.hp[self.fh]] == 123
 
-    cdef int64_t hf(self, int64_t f) noexcept:
+    cdef int64_t hf(self, int64_t f) noexcept nogil:
         """A headers field of the record's form (f: its H_ number)."""
         return f - H_OP + self.h0
 
-    cdef int twice(self, Out o, int64_t row, int64_t f) except -1:
+    cdef int twice(self, Out o, int64_t row, int64_t f) except -1 nogil:
         if self.hn[f] > 1:
             o.add_problem(row, f, P_TWICE, self.hk[f], self.hk[f], self.hk[f])
             return 1
         return 0
 
     cdef int field_text(self, Out o, int64_t row, int64_t f, const uint8_t** p,
-                        int64_t* n, int64_t surrogate=P_SURROGATE) except -1:
+                        int64_t* n, int64_t surrogate=P_SURROGATE) except -1 nogil:
         """1 with the text of field f in (p, n) — a string unescaped, a number or boolean its
         JSON text (docs/qlik.md) — or 0: absent, null, "", or a problem (given twice, an
         object or array, a lone surrogate)."""
@@ -387,7 +387,7 @@ cdef class Scanner(Walker):
         n[0] = k
         return 1
 
-    cdef int text(self, Out o, int64_t row, int64_t f, Column c) except -1:
+    cdef int text(self, Out o, int64_t row, int64_t f, Column c) except -1 nogil:
         """Field f as text into c; 1 when written."""
         cdef const uint8_t* p
         cdef int64_t n
@@ -396,11 +396,11 @@ cdef class Scanner(Walker):
         put_bytes(c, row, p, n)
         return 1
 
-    cdef int name_text(self, int64_t f) noexcept:
+    cdef int name_text(self, int64_t f) noexcept nogil:
         """Field f can name a table: once, neither null nor "", not a container."""
         return self.given(f) and self.buf[self.hp[f]] != 123 and self.buf[self.hp[f]] != 91
 
-    cdef int names(self, int64_t f) except -1:
+    cdef int names(self, int64_t f) except -1 nogil:
         """Table field f names a table: name_text, and no lone surrogate in a string's
         escapes (no UTF-8 text carries one: the message then names its table otherwise)."""
         cdef const uint8_t* b = self.buf
@@ -414,15 +414,12 @@ cdef class Scanner(Walker):
         return not esc or json_unescape(b + v + 1, e - v - 2, self.room(e - v)) >= 0
 
     # -- the record --------------------------------------------------------------------------
-    cdef int record(self) except -1:
+    cdef int record(self) except -1 nogil:
         """One data message: routed, then its row written (or a stop, nothing written)."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t tid, slot, row, sa = 0, sn = 0, ta = 0, tn = 0, at
+        cdef int64_t tid, slot, sa = 0, sn = 0, ta = 0, tn = 0, at
         cdef int64_t start = self.dstart, end = self.dend
         cdef uint8_t tag
-        cdef int op
-        cdef Out o
-        cdef int r
         if self.names(self.ft):
             tag = 0
             ta = self.hp[self.ft]
@@ -464,7 +461,13 @@ cdef class Scanner(Walker):
         if slot < 0:
             self.drop_pre()
             return self.counted(False, False)
-        o = self.outs[slot]
+        return self.write_row(<Out>self.outp[slot], slot, tid, start, end)
+
+    cdef int write_row(self, Out o, int64_t slot, int64_t tid, int64_t start,
+                       int64_t end) except -1 nogil:
+        """The routed record's row, into its output o (at `slot`)."""
+        cdef int64_t row
+        cdef int op, r
         if o.length >= self.batch_rows:
             self.drop_pre()
             self.unknown -= self.tunk[tid]
@@ -506,21 +509,20 @@ cdef class Scanner(Walker):
         self.seq += 1
         return 0
 
-    cdef int header(self, Out o, int64_t row) except -1:
+    cdef int header(self, Out o, int64_t row) except -1 nogil:
         """The envelope's header fields of the row; returns its operation."""
         cdef const uint8_t* b = self.buf
         cdef const uint8_t* p
         cdef int64_t v, e, x, f, n
         cdef int op = OP_NONE
-        cdef Column c
+        cdef int64_t t = self.cur_tid
         col_valid(o.source_v, row)
         (<int64_t*>o.seq.data)[row] = self.seq
         col_valid(o.seq, row)
-        cat = self.tcat[self.cur_tid]
-        if cat[0] is not None:
-            put_bytes(o.schema, row, <const uint8_t*><bytes>cat[0], len(cat[0]))
-        if cat[1] is not None:              # (None: headers() of a message naming no table)
-            put_bytes(o.table, row, <const uint8_t*><bytes>cat[1], len(cat[1]))
+        if self.tcat_p[2 * t] != NULL:
+            put_bytes(o.schema, row, self.tcat_p[2 * t], self.tcat_n[2 * t])
+        if self.tcat_p[2 * t + 1] != NULL:  # (NULL: headers() of a message naming no table)
+            put_bytes(o.table, row, self.tcat_p[2 * t + 1], self.tcat_n[2 * t + 1])
         self.mask_c = self.mask_k = 0
         # type
         if self.field_text(o, row, T_TYPE, &p, &n) and not (
@@ -545,10 +547,10 @@ cdef class Scanner(Walker):
         # operation
         f = self.hf(H_OP)
         if self.text(o, row, f, o.source_op):
-            c = o.source_op
-            put_bytes(<Column>o.src[S_OPERATION], row, c.data + c.offs[row],
-                      c.offs[row + 1] - c.offs[row])
-            op = self.operation(c.data + c.offs[row], c.offs[row + 1] - c.offs[row])
+            put_bytes(<Column>o.srcp[S_OPERATION], row, o.source_op.data + o.source_op.offs[row],
+                      o.source_op.offs[row + 1] - o.source_op.offs[row])
+            op = self.operation(o.source_op.data + o.source_op.offs[row],
+                                o.source_op.offs[row + 1] - o.source_op.offs[row])
             if op == OP_NONE:
                 o.add_problem(row, f, P_BAD_OP, self.hp[f], self.hp[f], self.he[f])
             elif op == OP_R:
@@ -562,25 +564,29 @@ cdef class Scanner(Walker):
         self.stamp(o, row, self.hf(H_TS))
         # changeSequence: the position
         f = self.hf(H_SEQ)
-        if self.text(o, row, f, <Column>o.src[S_SEQUENCE]):
-            c = o.src[S_SEQUENCE]
-            put_bytes(o.commit_pos, row, c.data + c.offs[row], c.offs[row + 1] - c.offs[row])
-            put_bytes(o.change_pos, row, c.data + c.offs[row], c.offs[row + 1] - c.offs[row])
+        if self.text(o, row, f, <Column>o.srcp[S_SEQUENCE]):
+            self.position(o, <Column>o.srcp[S_SEQUENCE], row)
         self.text(o, row, self.hf(H_TX), o.txid)
         self.counter(o, row, self.hf(H_COUNTER))
-        self.text(o, row, self.hf(H_POS), <Column>o.src[S_POSITION])
-        self.mask_c = self.mask(o, row, self.hf(H_CMASK), <Column>o.src[S_CMASK])
-        self.mask_k = self.mask(o, row, self.hf(H_KMASK), <Column>o.src[S_KMASK])
+        self.text(o, row, self.hf(H_POS), <Column>o.srcp[S_POSITION])
+        self.mask_c = self.mask(o, row, self.hf(H_CMASK), <Column>o.srcp[S_CMASK])
+        self.mask_k = self.mask(o, row, self.hf(H_KMASK), <Column>o.srcp[S_KMASK])
         self.last_event(o, row, self.hf(H_LAST))
         return op
 
-    cdef int check_text(self, Out o, int64_t row, int64_t f) except -1:
+    cdef int position(self, Out o, Column c, int64_t row) except -1 nogil:
+        """changeSequence's text (in c) as commit_pos = change_pos."""
+        put_bytes(o.commit_pos, row, c.data + c.offs[row], c.offs[row + 1] - c.offs[row])
+        put_bytes(o.change_pos, row, c.data + c.offs[row], c.offs[row + 1] - c.offs[row])
+        return 0
+
+    cdef int check_text(self, Out o, int64_t row, int64_t f) except -1 nogil:
         """A text field read only for its problems (a container, a lone surrogate)."""
         cdef const uint8_t* p
         cdef int64_t n
         return self.field_text(o, row, f, &p, &n)
 
-    cdef int stamp(self, Out o, int64_t row, int64_t f) except -1:
+    cdef int stamp(self, Out o, int64_t row, int64_t f) except -1 nogil:
         """timestamp: UTC text YYYY-MM-DD[T| ]HH:MM:SS[.f…] as commit_ts = change_ts."""
         cdef const uint8_t* p
         cdef int64_t n, us
@@ -593,7 +599,7 @@ cdef class Scanner(Walker):
         put_fixed(o.change_ts, row, &us, 8)
         return 0
 
-    cdef int counter(self, Out o, int64_t row, int64_t f) except -1:
+    cdef int counter(self, Out o, int64_t row, int64_t f) except -1 nogil:
         """transactionEventCounter: an int64 (a JSON integer or a string holding one) as
         seq."""
         cdef const uint8_t* b = self.buf
@@ -616,13 +622,15 @@ cdef class Scanner(Walker):
         o.add_problem(row, f, P_NOT_INT, v, v, e)
         return 0
 
-    cdef int last_event(self, Out o, int64_t row, int64_t f) except -1:
+    cdef int last_event(self, Out o, int64_t row, int64_t f) except -1 nogil:
         """transactionLastEvent: a JSON boolean, or the text true/false in any case."""
+        return self.last_event_into(o, <Column>o.srcp[S_LAST], row, f)
+
+    cdef int last_event_into(self, Out o, Column c, int64_t row, int64_t f) except -1 nogil:
         cdef const uint8_t* b = self.buf
         cdef int64_t v = self.hp[f], e
         cdef const uint8_t* p
         cdef int64_t n
-        cdef Column c = o.src[S_LAST]
         if v < 0 or self.twice(o, row, f) or not self.given(f):
             return 0
         e = self.he[f]
@@ -644,7 +652,7 @@ cdef class Scanner(Walker):
             o.add_problem(row, f, P_BOOL, v, v, e)
         return 0
 
-    cdef int operation(self, const uint8_t* p, int64_t n) noexcept:
+    cdef int operation(self, const uint8_t* p, int64_t n) noexcept nogil:
         if n == 6 and memcmp(p, b"INSERT", 6) == 0:
             return OP_C
         if n == 6 and memcmp(p, b"UPDATE", 6) == 0:
@@ -655,7 +663,7 @@ cdef class Scanner(Walker):
             return OP_R
         return OP_NONE
 
-    cdef int mask(self, Out o, int64_t row, int64_t f, Column c) except -1:
+    cdef int mask(self, Out o, int64_t row, int64_t f, Column c) except -1 nogil:
         """A mask's text into c; 0 none, 1 hex, 2 not hex (a problem)."""
         cdef int64_t n
         if not self.text(o, row, f, c):
@@ -667,7 +675,7 @@ cdef class Scanner(Walker):
         return 1
 
     # -- images read as the walk meets them ----------------------------------------------------
-    cdef bint predict(self, bint kafka_body) except -1:
+    cdef bint predict(self, bint kafka_body) except -1 nogil:
         """Whether an image met in the walk can be read now, into the row its record will
         most likely have: its table is known from the fields met so far (messageSchemaId
         before `message`; the Pub/Sub form's schema and table before `data`) and has a fixed
@@ -675,7 +683,6 @@ cdef class Scanner(Walker):
         (another table, a DELETE, whose `data` is its before image, …)."""
         cdef int64_t tid, slot, sa = 0, sn = 0, ta = 0, tn = 0, fs, ft
         cdef uint8_t tag
-        cdef Out o
         if not self.images:
             return False
         if self.pre_slot >= 0:
@@ -700,7 +707,9 @@ cdef class Scanner(Walker):
         slot = self.tslot[tid]
         if slot < 0:
             return False
-        o = self.outs[slot]
+        return self.reserve_pre(<Out>self.outp[slot], slot, tid)
+
+    cdef bint reserve_pre(self, Out o, int64_t slot, int64_t tid) except -1 nogil:
         if not o.images or o.derived or o.length >= self.batch_rows:
             return False
         o.reserve_row()
@@ -714,7 +723,7 @@ cdef class Scanner(Walker):
         self.pre_tid = tid
         return True
 
-    cdef bint pre_fits(self, int op) noexcept:
+    cdef bint pre_fits(self, int op) noexcept nogil:
         """The images read during the walk are the record's: an UPDATE's data and
         beforeData, an INSERT's, REFRESH's or DELETE's data (and no beforeData read; a
         DELETE's is then moved to the before columns) — each read when it is an object, and
@@ -725,53 +734,43 @@ cdef class Scanner(Walker):
             return d_ok and b_ok
         return (op == OP_C or op == OP_R or op == OP_D) and d_ok and not self.pre_b
 
-    cdef int to_before(self, Out o, int64_t row) except -1:
+    cdef int to_before(self, Out o, int64_t row) except -1 nogil:
         """Move the row's after values (read from a DELETE's `data`) to its before columns,
         and the row's problem with them."""
         cdef int64_t j, n = o.ncols, k
-        cdef Column ca, cb
         for j in range(n):
-            if not o.sent_a[j]:
-                continue
-            ca = o.after[j]
-            cb = o.before[j]
-            if bits_get(ca.valid, row):
-                if ca.layout == VAR:
-                    put_bytes(cb, row, ca.data + ca.offs[row], ca.offs[row + 1] - ca.offs[row])
-                elif ca.layout == BITS:
-                    if bits_get(ca.data, row):
-                        bits_set(cb.data, row)
-                    col_valid(cb, row)
-                else:
-                    put_fixed(cb, row, ca.data + row * ca.width, ca.width)
-            undo_value(ca, row)
+            if o.sent_a[j]:
+                copy_value(<Column>o.afterp[j], <Column>o.beforep[j], row)
+                undo_value(<Column>o.afterp[j], row)
         if n:                                    # no columns: no arrays (NULL)
             memcpy(o.sent_b, o.sent_a, n)
             memset(o.sent_a, 0, n)
         o.move_fields(row, IMG_AFTER, IMG_AFTER + IMG_BEFORE, IMG_BEFORE - IMG_AFTER)
         return 0
 
-    cdef void drop_pre(self) noexcept:
+    cdef void drop_pre(self) noexcept nogil:
         """Take back the images read during the walk."""
         if self.pre_slot >= 0:
-            (<Out>self.outs[self.pre_slot]).clear_row(self.pre_row)
+            (<Out>self.outp[self.pre_slot]).clear_row(self.pre_row)
             self.pre_slot = -1
         self.pre_d = self.pre_b = False
 
-    cdef int64_t pre_image(self, int64_t v, bint data, int depth) except -2:
+    cdef int64_t pre_image(self, int64_t v, bint data, int depth) except -2 nogil:
         """The image object at v, read into the predicted row (data: the after columns,
         beforeData: the before ones), each step checked; returns its end, or BAD. A
         projection without before skips beforeData's values, never data's: a DELETE's data
         is its before image but the record's only one (moved there by `to_before`)."""
-        cdef Out o = <Out>self.outs[self.pre_slot]
         if data:
             self.pre_d = True
         else:
             self.pre_b = True
+        return self.pre_walk(<Out>self.outp[self.pre_slot], v, data, depth)
+
+    cdef int64_t pre_walk(self, Out o, int64_t v, bint data, int depth) except -2 nogil:
         return self.walk_image(o, self.pre_row, v, data, depth, data or o.want_before)
 
     # -- row images --------------------------------------------------------------------------
-    cdef int images_of(self, Out o, int64_t row, int op) except -1:
+    cdef int images_of(self, Out o, int64_t row, int op) except -1 nogil:
         """before, after, changed, present of the row (docs/qlik.md, "Images, changed,
         present"); a stop (the row is then taken back) when a derived layout meets a new
         column. The images are read in document order (a derived layout adds columns in the
@@ -799,7 +798,7 @@ cdef class Scanner(Walker):
             self.flags(o, row, op, has_b, has_a)
         return 0
 
-    cdef int one_image(self, Out o, int64_t row, int64_t f, bint after, bint* has) except -1:
+    cdef int one_image(self, Out o, int64_t row, int64_t f, bint after, bint* has) except -1 nogil:
         """The image at field f into the after (or before) columns."""
         cdef const uint8_t* b = self.buf
         cdef int64_t v = self.hp[f]
@@ -815,11 +814,20 @@ cdef class Scanner(Walker):
         r = self.image(o, row, v, after, f == self.fd or o.want_before)
         if r != 0:
             return r
-        col_valid(o.after_v if after else o.before_v, row)
+        if after:
+            col_valid(o.after_v, row)
+        else:
+            col_valid(o.before_v, row)
         has[0] = True
         return 0
 
-    cdef int flags(self, Out o, int64_t row, int op, bint has_b, bint has_a) except -1:
+    cdef uint8_t* mask_bits(self, Column c, int64_t row, int64_t nb) except NULL nogil:
+        """The bits of the hex mask at c's row (in the scratch buffer)."""
+        cdef uint8_t* bits = self.room(nb + 1)
+        hexmask_read(c.data + c.offs[row], c.offs[row + 1] - c.offs[row], bits, nb)
+        return bits
+
+    cdef int flags(self, Out o, int64_t row, int op, bint has_b, bint has_a) except -1 nogil:
         """present from columnMask (else the shown image's keys), changed from changeMask
         (else computed, SPEC §3)."""
         cdef int64_t j, n = o.ncols, byte = row >> 3, nb = (o.ncols + 7) >> 3
@@ -829,12 +837,9 @@ cdef class Scanner(Walker):
         cdef uint8_t* shown = o.sent_b if op == OP_D else o.sent_a
         cdef const uint8_t* lob
         cdef bint has = has_b if op == OP_D else has_a
-        cdef Column c
         # present
         if self.mask_k == 1:
-            c = o.src[S_KMASK]
-            bits = self.room(nb + 1)
-            hexmask_read(c.data + c.offs[row], c.offs[row + 1] - c.offs[row], bits, nb)
+            bits = self.mask_bits(<Column>o.srcp[S_KMASK], row, nb)
             col_valid(o.present_v, row)
             for j in range(n):
                 fl[4 * j + 1][0][byte] |= bit
@@ -848,11 +853,9 @@ cdef class Scanner(Walker):
                     fl[4 * j][0][byte] |= bit
         # changed
         if self.mask_c == 1:
-            c = o.src[S_CMASK]
-            bits = self.room(nb + 1)
-            hexmask_read(c.data + c.offs[row], c.offs[row + 1] - c.offs[row], bits, nb)
+            bits = self.mask_bits(<Column>o.srcp[S_CMASK], row, nb)
             col_valid(o.changed_v, row)
-            lob = o.lob
+            lob = o.lobp
             for j in range(n):
                 if lob[j]:
                     continue
@@ -864,13 +867,13 @@ cdef class Scanner(Walker):
             for j in range(n):
                 fl[4 * j + 3][0][byte] |= bit
                 if op == OP_C or op == OP_R or (op == OP_U and differs(
-                        <Column>o.before[j], <Column>o.after[j], row)):
+                        <Column>o.beforep[j], <Column>o.afterp[j], row)):
                     fl[4 * j + 2][0][byte] |= bit
         return 0
 
     # -- one value ---------------------------------------------------------------------------
     cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
-                     int esc) except -1:
+                     int esc) except -1 nogil:
         """1 when the value b[v:e] (not null) is one of column j's type and was written, 2 for
         a lone surrogate in a text, else 0 (docs/qlik.md, "Values")."""
         cdef const uint8_t* b = self.buf
@@ -950,7 +953,8 @@ cdef class Scanner(Walker):
         if not quoted:
             return 0                    # binary, dates and times are text
         if kind == K_BINARY:
-            c.reserve_data(n)
+            if c.dlen + n > c.dcap:
+                data_room(c, n)
             x = olr_hex(p, n, c.data + c.dlen)
             if x < 0:
                 return 0

@@ -4,7 +4,9 @@
 The envelope's columns by name, the format's `source` fields as a list of Columns (`src`, in
 the order of its struct), and the row images of the table when the call wants them: before,
 after, changed and present, one Column per table column, with the flag bitmaps also reached
-through raw pointers (`flags`) so a row's flags are set without Python. Rows are written at an
+through raw pointers (`flags`) so a row's flags are set without Python; every Column is also
+reached through a borrowed pointer (`colp`, `srcp`, `beforep`…), so the walk runs without the
+GIL. Rows are written at an
 index (`length` is the next row) and only become rows with `finish_row`, so a row can be taken
 back (`clear_row`) when the kernel has to stop for Python halfway through it. Every problem of a
 row is kept while it is read (a key given twice voids its first value's); a row's problem is its
@@ -48,8 +50,10 @@ cdef class Out:
     cdef int32_t* prec
     cdef int32_t* scl
     cdef uint8_t* nullable
-    cdef public bytes lob               # per column: 1 where a mask never speaks for it (LOBs)
+    cdef bytes lob_                     # per column: 1 where a mask never speaks for it (LOBs)
+    cdef const uint8_t* lobp            # (its bytes, reached without Python)
     cdef bytes names
+    cdef const char* namesp             # (its bytes, reached without Python)
     cdef int64_t* noff
     cdef bint plain                     # no name has a quote, backslash or control byte
     cdef public bint derived            # typed by the data: grows (add_column)
@@ -73,18 +77,29 @@ cdef class Out:
     cdef int64_t** vdlen
     cdef int64_t nvars
     cdef uint8_t*** flags               # per column: present data, valid, changed data, valid
+    # the Columns above as borrowed pointers (the lists keep them), for the walk without the
+    # GIL: every column (`cols`), the source fields, and per image column its before, after,
+    # changed and present (cast back with <Column>)
+    cdef void** colp
+    cdef int64_t ncolp
+    cdef void** srcp
+    cdef void** beforep
+    cdef void** afterp
+    cdef void** changedp
+    cdef void** presentp
 
     cdef _column(self, int32_t kind, int32_t prec, int32_t scale, bint nullable, str name)
     cdef _vars(self)
-    cdef int64_t column_of(self, const uint8_t* k, int64_t n) noexcept
-    cdef int64_t column_of_escaped(self, const uint8_t* k, int64_t n) except -2
-    cdef void twice_problem(self, int64_t row, int64_t field, int64_t pos) except *
-    cdef void null_row(self, int64_t row) noexcept
+    cdef _grow_rows(self, int64_t n)
+    cdef int64_t column_of(self, const uint8_t* k, int64_t n) noexcept nogil
+    cdef int64_t column_of_escaped(self, const uint8_t* k, int64_t n) except -2 nogil
+    cdef int twice_problem(self, int64_t row, int64_t field, int64_t pos) except -1 nogil
+    cdef void null_row(self, int64_t row) noexcept nogil
     cdef void finish_row(self, int64_t row, int64_t msg, int64_t start, int64_t end,
-                         uint8_t op) noexcept
-    cdef int reserve_row(self) except -1
-    cdef void clear_row(self, int64_t row) noexcept
+                         uint8_t op) noexcept nogil
+    cdef int reserve_row(self) except -1 nogil
+    cdef void clear_row(self, int64_t row) noexcept nogil
     cdef int add_problem(self, int64_t row, int64_t field, int64_t code, int64_t pos,
-                         int64_t a, int64_t b) except -1
-    cdef void move_fields(self, int64_t row, int64_t lo, int64_t hi, int64_t delta) noexcept
-    cdef int64_t _first_of_row(self, int64_t i) noexcept
+                         int64_t a, int64_t b) except -1 nogil
+    cdef void move_fields(self, int64_t row, int64_t lo, int64_t hi, int64_t delta) noexcept nogil
+    cdef int64_t _first_of_row(self, int64_t i) noexcept nogil

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """One output table of a JSON kernel's run (`_debezium`, `_olr`, `_qlik`): see _rows.pxd."""
 from libc.stdint cimport uint8_t, int32_t, int64_t
-from libc.stdlib cimport free
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp
 
 from cdcfast._mem cimport grow
@@ -31,6 +31,7 @@ cdef class Out:
         self.noff = <int64_t*>grow(NULL, 8)
         self.noff[0] = 0
         self.names = b""
+        self.namesp = <const char*>self.names
         self.lob = b""
         self.plain = True
         self.before, self.after, self.changed, self.present = [], [], [], []
@@ -51,6 +52,8 @@ cdef class Out:
         self.voffs = NULL
         self.vdlen = NULL
         self.flags = NULL
+        self.colp = self.srcp = self.beforep = self.afterp = self.changedp = self.presentp = NULL
+        self.ncolp = 0
         self.room = 0
         self.errs = NULL
         self.nerr = self.errcap = 0
@@ -73,6 +76,12 @@ cdef class Out:
         free(self.voffs)
         free(self.vdlen)
         free(self.flags)
+        free(self.colp)
+        free(self.srcp)
+        free(self.beforep)
+        free(self.afterp)
+        free(self.changedp)
+        free(self.presentp)
         free(self.errs)
         free(self.rmsg)
         free(self.rstart)
@@ -95,7 +104,8 @@ cdef class Out:
         self.nullable[j] = nullable
         nb = name.encode("utf-8")
         self.names = self.names + nb
-        self.lob = self.lob + b"\0"
+        self.namesp = <const char*>self.names
+        self.lob = self.lob_ + b"\0"
         self.noff[j + 1] = len(self.names)
         self.plain = self.plain and not any(c < 32 or c in (34, 92) for c in nb)
         cols = [kind_column(kind), kind_column(kind), Column(BITS), Column(BITS)]
@@ -113,6 +123,15 @@ cdef class Out:
         self.present.append(cols[3])
         self.cols += cols
         self.ncols = n
+
+    @property
+    def lob(self):
+        return self.lob_
+
+    @lob.setter
+    def lob(self, bytes value):
+        self.lob_ = value
+        self.lobp = <const uint8_t*>self.lob_
 
     cdef _vars(self):
         cdef Column vc
@@ -133,6 +152,14 @@ cdef class Out:
             vc = self.changed[j]
             self.flags[4 * j + 2] = &vc.data
             self.flags[4 * j + 3] = &vc.valid
+        # every Column as a borrowed pointer (the lists hold the references)
+        self.ncolp = len(self.cols)
+        self.colp = _pointers(self.colp, self.cols)
+        self.srcp = _pointers(self.srcp, self.src)
+        self.beforep = _pointers(self.beforep, self.before)
+        self.afterp = _pointers(self.afterp, self.after)
+        self.changedp = _pointers(self.changedp, self.changed)
+        self.presentp = _pointers(self.presentp, self.present)
 
     def add_column(self, str name, int32_t kind=K_STRING, int32_t prec=0, int32_t scale=0,
                    bint nullable=True, bint fill=True):
@@ -159,27 +186,29 @@ cdef class Out:
                 if op == ROW_C:
                     bits_set(ch.data, r)
 
-    cdef int64_t column_of(self, const uint8_t* k, int64_t n) noexcept:
+    cdef int64_t column_of(self, const uint8_t* k, int64_t n) noexcept nogil:
         """The column named by the key bytes k[0:n], or -1."""
         cdef int64_t j
-        cdef const char* names = <const char*>self.names
+        cdef const char* names = self.namesp
         for j in range(self.ncols):
             if self.noff[j + 1] - self.noff[j] == n and memcmp(names + self.noff[j], k, n) == 0:
                 return j
         return -1
 
-    cdef int64_t column_of_escaped(self, const uint8_t* k, int64_t n) except -2:
+    cdef int64_t column_of_escaped(self, const uint8_t* k, int64_t n) except -2 nogil:
         """column_of for a key with escapes (unescaped first): -1 for none, NO_NAME for a key
         with a lone surrogate, which can name no column (not even one a layout typed by the
         data would add)."""
-        cdef bytearray tmp = bytearray(n + 1)
-        cdef uint8_t* t = tmp
+        cdef uint8_t* t = <uint8_t*>grow(NULL, n + 1)
         cdef int64_t m = json_unescape(k, n, t)
         if m < 0:
+            free(t)
             return NO_NAME
-        return self.column_of(t, m)
+        m = self.column_of(t, m)
+        free(t)
+        return m
 
-    cdef void twice_problem(self, int64_t row, int64_t field, int64_t pos) except *:
+    cdef int twice_problem(self, int64_t row, int64_t field, int64_t pos) except -1 nogil:
         """A column given twice: "given twice" at the second key is the column's problem —
         it replaces one the first value had (the reference reads only the key's last value,
         so it never sees that one), and the row's problem is then the first of the others
@@ -192,34 +221,32 @@ cdef class Out:
                 if e[2] != W_TWICE:     # (a third key: the second key's stands)
                     e[2] = W_TWICE
                     e[3] = e[4] = e[5] = pos
-                return
+                return 0
             i -= 1
-        self.add_problem(row, field, W_TWICE, pos, pos, pos)
+        return self.add_problem(row, field, W_TWICE, pos, pos, pos)
 
-    cdef void null_row(self, int64_t row) noexcept:
+    cdef void null_row(self, int64_t row) noexcept nogil:
         """Every column of the row null (the bits are 0 already: buffers are zeroed)."""
         cdef int64_t k
         for k in range(self.nvars):
             self.voffs[k][0][row + 1] = <int32_t>self.vdlen[k][0]
 
     cdef void finish_row(self, int64_t row, int64_t msg, int64_t start, int64_t end,
-                         uint8_t op) noexcept:
+                         uint8_t op) noexcept nogil:
         self.rmsg[row] = msg
         self.rstart[row] = start
         self.rend[row] = end
         self.rop[row] = op
         self.length = row + 1
 
-    cdef int reserve_row(self) except -1:
+    cdef int reserve_row(self) except -1 nogil:
         """Room for one more row in every column (rows are written at an index; columns
-        learn their length here and in sync_lengths)."""
-        cdef Column c
+        learn their length here and in sync_lengths); the columns grow, doubling, with the
+        GIL taken back."""
         cdef int64_t n = self.length
         if n >= self.room:
-            for c in self.cols:
-                c.length = n
-                c.reserve(max(64, n))
-            self.room = min([c.cap for c in self.cols])
+            with gil:
+                self._grow_rows(n)
         if self.rcap <= n:
             self.rcap = max(64, 2 * self.rcap)
             self.rmsg = <int64_t*>grow(self.rmsg, self.rcap * 8)
@@ -228,16 +255,23 @@ cdef class Out:
             self.rop = <uint8_t*>grow(self.rop, self.rcap)
         return 0
 
-    cdef void clear_row(self, int64_t row) noexcept:
-        """Take back everything written at `row` (not yet a row of the output)."""
+    cdef _grow_rows(self, int64_t n):
         cdef Column c
         for c in self.cols:
-            undo_value(c, row)
+            c.length = n
+            c.reserve(max(64, n))
+        self.room = min([c.cap for c in self.cols])
+
+    cdef void clear_row(self, int64_t row) noexcept nogil:
+        """Take back everything written at `row` (not yet a row of the output)."""
+        cdef int64_t k
+        for k in range(self.ncolp):
+            undo_value(<Column>self.colp[k], row)
         while self.nerr and self.errs[(self.nerr - 1) * 6] == row:
             self.nerr -= 1
 
     cdef int add_problem(self, int64_t row, int64_t field, int64_t code, int64_t pos,
-                         int64_t a, int64_t b) except -1:
+                         int64_t a, int64_t b) except -1 nogil:
         """Note a problem of a row. Every problem of a row is kept (a later key given twice
         may void one, twice_problem); the row's problem is its first in document order
         (`problems`, `peek_problems`)."""
@@ -255,7 +289,7 @@ cdef class Out:
         self.nerr += 1
         return 0
 
-    cdef void move_fields(self, int64_t row, int64_t lo, int64_t hi, int64_t delta) noexcept:
+    cdef void move_fields(self, int64_t row, int64_t lo, int64_t hi, int64_t delta) noexcept nogil:
         """The row's problems of fields lo..hi-1 renumbered by delta (qlik: an after image
         that turns out to be the before image)."""
         cdef int64_t i = self.nerr - 1
@@ -266,7 +300,7 @@ cdef class Out:
                 e[1] += delta
             i -= 1
 
-    cdef int64_t _first_of_row(self, int64_t i) noexcept:
+    cdef int64_t _first_of_row(self, int64_t i) noexcept nogil:
         """The entry, from entry i on, of the first problem (document order) of i's row."""
         cdef int64_t best = i, j = i + 1, row = self.errs[i * 6]
         while j < self.nerr and self.errs[j * 6] == row:
@@ -315,6 +349,15 @@ cdef class Out:
     def finished(self):
         self.length = 0
         self.room = 0
+
+
+cdef void** _pointers(void** p, list objs) except NULL:
+    """The objects of a list as borrowed pointers (the list keeps them)."""
+    cdef int64_t j
+    p = <void**>grow(p, (len(objs) + 1) * sizeof(void*))
+    for j in range(len(objs)):
+        p[j] = <void*>objs[j]
+    return p
 
 
 def source_spec(struct):

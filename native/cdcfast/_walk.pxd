@@ -5,6 +5,12 @@ one by the format's `document`, each walked once with every step checked (`key_a
 `after_value`, `skip`); the strict scanner of _json.h reads a document only when the walk
 refuses it. Table ids (a name's raw JSON text -> the output its records go to) and the outputs
 live here too, and the corrupt records, which every format writes alike.
+
+The walk runs without the GIL (`run` releases it for the whole loop; pieces of one call decode
+on several threads): what it reaches of Python objects it reaches through borrowed pointers
+(the outputs `outp`, table names `tname`, catalog names `tcat_p`, an output's Columns), and
+takes the GIL back only where Python must act anyway — a stop's pending name or key, a column
+that grows.
 """
 cimport cython
 from libc.stdint cimport uint8_t, int32_t, int64_t
@@ -56,14 +62,21 @@ cdef class Walker:
     cdef int64_t he[MAX_FIELDS]     # its end
     cdef int32_t hn[MAX_FIELDS]     # times the key was met
     # table ids: a tag byte + raw JSON texts -> tid, tid -> output slot and row names
-    cdef list tnames
+    cdef list tnames                    # (keeps the bytes tname points into)
+    cdef const char** tname
+    cdef int64_t* tname_n
     cdef int64_t* tslot
     cdef list tcat                      # per tid: the row's (schema, table) as bytes, or None
+    cdef const uint8_t** tcat_p         # …without Python: schema, table (NULL: None; a row
+                                        # with a table has a catalog name)
+    cdef int64_t* tcat_n                # …and their lengths
     cdef uint8_t* tunk                  # per tid: a table no catalog or metadata describes
     cdef int64_t ntid, tcap, last_tid, cur_tid
     cdef readonly bytes pending_name    # STOP_TABLE: what the record named
     # outputs, by slot
     cdef list outs
+    cdef void** outp                    # the same, borrowed: cast back with <Out>
+    cdef int64_t nout
     cdef public int64_t headers_slot    # headers(): the one output of every record (-1: none)
     cdef public int64_t corrupt_slot    # where unattributable records go (-1: dropped)
     cdef readonly int64_t full_slot     # STOP_BATCH: which output
@@ -73,41 +86,48 @@ cdef class Walker:
     cdef readonly bytes pending_key     # STOP_COLUMN: the new key's raw text
     cdef readonly int64_t pending_slot  # STOP_COLUMN: which output
 
-    cdef bint busy(self) noexcept
-    cdef void new_input(self) noexcept
-    cdef int document(self) except -1
+    cdef bint busy(self) noexcept nogil
+    cdef void new_input(self) noexcept nogil
     @cython.final
-    cdef bint next_piece(self)
+    cdef int _run(self) except -1 nogil
+    cdef int document(self) except -1 nogil
     @cython.final
-    cdef int64_t content_end(self)
+    cdef bint next_piece(self) noexcept nogil
     @cython.final
-    cdef int64_t sscan(self, int64_t i, int* esc) noexcept
+    cdef int64_t content_end(self) noexcept nogil
     @cython.final
-    cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2
+    cdef int64_t sscan(self, int64_t i, int* esc) noexcept nogil
     @cython.final
-    cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept
+    cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2 nogil
     @cython.final
-    cdef int64_t skip(self, int64_t v, int depth_left) noexcept
+    cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept nogil
     @cython.final
-    cdef bint utf8_ok(self, int64_t start, int64_t end) noexcept
+    cdef int64_t skip(self, int64_t v, int depth_left) noexcept nogil
+    @cython.final
+    cdef bint utf8_ok(self, int64_t start, int64_t end) noexcept nogil
     @cython.final
     cdef int corrupt(self, int64_t start, int64_t end, int64_t code, int64_t scode,
-                     int64_t err_pos) except -1
+                     int64_t err_pos) except -1 nogil
     @cython.final
-    cdef int counted(self, bint control, bint unknown) noexcept
+    cdef int _corrupt(self, Out o, int64_t slot, int64_t start, int64_t end, int64_t code,
+                      int64_t scode, int64_t err_pos) except -1 nogil
+    @cython.final
+    cdef int counted(self, bint control, bint unknown) noexcept nogil
     @cython.final
     cdef int64_t table_id(self, uint8_t tag, int64_t sa, int64_t sn, int64_t ta,
-                          int64_t tn) except -2
+                          int64_t tn) except -2 nogil
+    @cython.final
+    cdef int64_t slot_of(self, Out o) noexcept nogil
     @cython.final
     cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
-                       int64_t field) except -2
+                       int64_t field) except -2 nogil
     cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
-                     int esc) except -1
+                     int esc) except -1 nogil
     @cython.final
-    cdef int image(self, Out o, int64_t row, int64_t v, bint after, bint values) except -1
+    cdef int image(self, Out o, int64_t row, int64_t v, bint after, bint values) except -1 nogil
     @cython.final
     cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
-                            int depth, bint values) except -2
-    cdef void extra_key(self, int64_t k, int64_t e, int esc) noexcept
+                            int depth, bint values) except -2 nogil
+    cdef void extra_key(self, int64_t k, int64_t e, int esc) noexcept nogil
     @cython.final
-    cdef void reset_fields(self, int64_t a, int64_t z) noexcept
+    cdef void reset_fields(self, int64_t a, int64_t z) noexcept nogil

@@ -36,6 +36,12 @@ cdef class Walker:
         self.tcat = []
         self.tslot = NULL
         self.tunk = NULL
+        self.tname = NULL
+        self.tname_n = NULL
+        self.tcat_p = NULL
+        self.tcat_n = NULL
+        self.outp = NULL
+        self.nout = 0
         self.ntid = self.tcap = 0
         self.last_tid = -1
         self.outs = []
@@ -45,25 +51,49 @@ cdef class Walker:
     def __dealloc__(self):
         free(self.tslot)
         free(self.tunk)
+        free(self.tname)
+        free(self.tname_n)
+        free(self.tcat_p)
+        free(self.tcat_n)
+        free(self.outp)
         cdc_ks_free(&self.xkeys)
 
     # -- what Python tells the walker --------------------------------------------------------
     def add_output(self, Out out):
         self.outs.append(out)
-        return len(self.outs) - 1
+        self.outp = <void**>grow(self.outp, len(self.outs) * sizeof(void*))
+        self.outp[self.nout] = <void*>out
+        self.nout += 1
+        return self.nout - 1
 
     def add_table(self, bytes name, int64_t slot, cat=None, bint unknown=False):
         """Give the table the last STOP_TABLE named an id and the output its records go to
         (-1: not wanted; below: a format's own meaning); `cat`: the row's (schema, table)
         names as bytes (None: as sent); `unknown`: its records count as of an unknown table."""
-        self.tcat.append(cat)
-        if self.ntid >= self.tcap:
+        cdef int64_t t = self.ntid
+        if t >= self.tcap:
             self.tcap = max(16, 2 * self.tcap)
             self.tslot = <int64_t*>grow(self.tslot, self.tcap * 8)
             self.tunk = <uint8_t*>grow(self.tunk, self.tcap)
+            self.tname = <const char**>grow(self.tname, self.tcap * sizeof(void*))
+            self.tname_n = <int64_t*>grow(self.tname_n, self.tcap * 8)
+            self.tcat_p = <const uint8_t**>grow(self.tcat_p, 2 * self.tcap * sizeof(void*))
+            self.tcat_n = <int64_t*>grow(self.tcat_n, 2 * self.tcap * 8)
+        self.tcat.append(cat)
         self.tnames.append(name)
-        self.tslot[self.ntid] = slot
-        self.tunk[self.ntid] = unknown
+        self.tname[t] = <const char*>name
+        self.tname_n[t] = len(name)
+        self.tcat_p[2 * t] = self.tcat_p[2 * t + 1] = NULL
+        self.tcat_n[2 * t] = self.tcat_n[2 * t + 1] = 0
+        if cat is not None:                 # (either may be None)
+            if cat[0] is not None:
+                self.tcat_p[2 * t] = <const uint8_t*><bytes>cat[0]
+                self.tcat_n[2 * t] = len(cat[0])
+            if cat[1] is not None:          # (qlik: a message naming no table)
+                self.tcat_p[2 * t + 1] = <const uint8_t*><bytes>cat[1]
+                self.tcat_n[2 * t + 1] = len(cat[1])
+        self.tslot[t] = slot
+        self.tunk[t] = unknown
         self.ntid += 1
 
     def forget_tables(self):
@@ -78,7 +108,14 @@ cdef class Walker:
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self):
-        """Decode documents until the part ends or Python is needed; returns a STOP_ code."""
+        """Decode documents until the part ends or Python is needed; returns a STOP_ code.
+        The GIL is released meanwhile."""
+        cdef int r
+        with nogil:
+            r = self._run()
+        return r
+
+    cdef int _run(self) except -1 nogil:
         cdef int r
         while True:
             if not self.busy():
@@ -95,18 +132,19 @@ cdef class Walker:
             if r != 0:
                 return r
 
-    cdef bint busy(self) noexcept:
+    cdef bint busy(self) noexcept nogil:
         """A document is in hand, halfway (its walk resumes, not a new one)."""
         return False
 
-    cdef void new_input(self) noexcept:
+    cdef void new_input(self) noexcept nogil:
         """A message that is an input of its own begins (Spark, SPEC §6)."""
         self.seq = 0
 
-    cdef int document(self) except -1:
-        raise NotImplementedError
+    cdef int document(self) except -1 nogil:
+        with gil:
+            raise NotImplementedError
 
-    cdef bint next_piece(self):
+    cdef bint next_piece(self) noexcept nogil:
         """Move to the next piece (a message's bytes up to a `{` that starts a line)."""
         cdef int64_t a, end, i
         cdef const uint8_t* b = self.buf
@@ -143,7 +181,7 @@ cdef class Walker:
         self.piece_end = i
         return True
 
-    cdef int64_t content_end(self):
+    cdef int64_t content_end(self) noexcept nogil:
         """The piece's end without its trailing whitespace."""
         cdef int64_t e = self.piece_end
         while e > self.pos and (self.buf[e - 1] == 32 or self.buf[e - 1] == 10
@@ -152,7 +190,7 @@ cdef class Walker:
         return e
 
     # -- the checked walk --------------------------------------------------------------------
-    cdef int64_t sscan(self, int64_t i, int* esc) noexcept:
+    cdef int64_t sscan(self, int64_t i, int* esc) noexcept nogil:
         """The closing quote of the string whose first byte is at i, checked — its bytes past
         0x7F as UTF-8 too, there and then (so `utf8_ok` has only the containers `skip` passed
         whole to look at) — or -1."""
@@ -163,7 +201,7 @@ cdef class Walker:
             return -1
         return e
 
-    cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2:
+    cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2 nogil:
         """The member at i: its key's first byte (k) and closing quote (e); returns its value's
         first byte, or BAD."""
         cdef const uint8_t* b = self.buf
@@ -183,7 +221,7 @@ cdef class Walker:
             return BAD
         return v
 
-    cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept:
+    cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept nogil:
         """After a member's (or element's) value ending at e: the next one's start (done 0),
         or just past the container closed by `close` (done 1), or BAD."""
         cdef const uint8_t* b = self.buf
@@ -199,7 +237,7 @@ cdef class Walker:
         done[0] = 1
         return i + 1
 
-    cdef int64_t skip(self, int64_t v, int depth_left) noexcept:
+    cdef int64_t skip(self, int64_t v, int depth_left) noexcept nogil:
         """The end of the value at v (checked when checking), or BAD."""
         cdef const uint8_t* b = self.buf
         cdef int64_t end = self.dend, e, ep
@@ -226,20 +264,26 @@ cdef class Walker:
             return e if e >= 0 else BAD
         return BAD
 
-    cdef bint utf8_ok(self, int64_t start, int64_t end) noexcept:
+    cdef bint utf8_ok(self, int64_t start, int64_t end) noexcept nogil:
         """The checked walk's last step: the document's bytes are UTF-8 (looked at only when
         a byte past 0x7F was met)."""
         return not self.high or cdc_utf8_first_invalid(self.buf + start, end - start) < 0
 
     # -- records -----------------------------------------------------------------------------
     cdef int corrupt(self, int64_t start, int64_t end, int64_t code, int64_t scode,
-                     int64_t err_pos) except -1:
+                     int64_t err_pos) except -1 nogil:
         """A record that names no table: only _corrupt_record and _error."""
         cdef int64_t slot = self.corrupt_slot if self.corrupt_slot >= 0 else self.headers_slot
-        cdef Out o
-        cdef int64_t row
         if slot >= 0:
-            o = self.outs[slot]
+            return self._corrupt(<Out>self.outp[slot], slot, start, end, code, scode, err_pos)
+        self.records += 1
+        self.seq += 1
+        return 0
+
+    cdef int _corrupt(self, Out o, int64_t slot, int64_t start, int64_t end, int64_t code,
+                      int64_t scode, int64_t err_pos) except -1 nogil:
+        cdef int64_t row
+        if True:
             if o.length >= self.batch_rows:
                 self.full_slot = slot
                 return STOP_BATCH
@@ -254,7 +298,7 @@ cdef class Walker:
         self.seq += 1
         return 0
 
-    cdef int counted(self, bint control, bint unknown) noexcept:
+    cdef int counted(self, bint control, bint unknown) noexcept nogil:
         """A record no output wants: counted only."""
         self.control += control
         self.unknown += unknown
@@ -263,32 +307,40 @@ cdef class Walker:
         return 0
 
     cdef int64_t table_id(self, uint8_t tag, int64_t sa, int64_t sn, int64_t ta,
-                          int64_t tn) except -2:
+                          int64_t tn) except -2 nogil:
         """The id of the table named by `tag` and the raw texts buf[sa:sa+sn], buf[ta:ta+tn],
         or -1 (then pending_name holds them for Python: tag, first text, NUL, second)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t t, n = 2 + sn + tn
-        cdef bytes name
         cdef const char* p
         if self.last_tid >= 0:
-            name = self.tnames[self.last_tid]
-            p = <const char*>name
-            if len(name) == n and <uint8_t>p[0] == tag and memcmp(p + 1, b + sa, sn) == 0 \
+            t = self.last_tid
+            p = self.tname[t]
+            if self.tname_n[t] == n and <uint8_t>p[0] == tag and memcmp(p + 1, b + sa, sn) == 0 \
                     and memcmp(p + 2 + sn, b + ta, tn) == 0:
-                return self.last_tid
+                return t
         for t in range(self.ntid):
-            name = self.tnames[t]
-            p = <const char*>name
-            if len(name) == n and <uint8_t>p[0] == tag and memcmp(p + 1, b + sa, sn) == 0 \
+            p = self.tname[t]
+            if self.tname_n[t] == n and <uint8_t>p[0] == tag and memcmp(p + 1, b + sa, sn) == 0 \
                     and memcmp(p + 2 + sn, b + ta, tn) == 0:
                 self.last_tid = t
                 return t
-        self.pending_name = bytes([tag]) + bytes(b[sa:sa + sn]) + b"\0" + bytes(b[ta:ta + tn])
+        with gil:
+            self.pending_name = (bytes([tag]) + bytes(b[sa:sa + sn]) + b"\0"
+                                 + bytes(b[ta:ta + tn]))
+        return -1
+
+    cdef int64_t slot_of(self, Out o) noexcept nogil:
+        """The slot of an output."""
+        cdef int64_t k
+        for k in range(self.nout):
+            if self.outp[k] == <void*>o:
+                return k
         return -1
 
     # -- row images --------------------------------------------------------------------------
     cdef int64_t value(self, Out o, Column c, int64_t j, int64_t row, int64_t v,
-                       int64_t field) except -2:
+                       int64_t field) except -2 nogil:
         """The value at v of column j into c, converted by the format (`convert`); returns
         its end (BAD: not well-formed, when the walk checks)."""
         cdef const uint8_t* b = self.buf
@@ -315,12 +367,13 @@ cdef class Walker:
         return e
 
     cdef int convert(self, Out o, Column c, int64_t j, int64_t row, int64_t v, int64_t e,
-                     int esc) except -1:
+                     int esc) except -1 nogil:
         """1 when the (non-null) value b[v:e] is one of column j's type and was written into
         c, 2 for a lone surrogate in a text, else 0: the format's reading of values."""
-        raise NotImplementedError
+        with gil:
+            raise NotImplementedError
 
-    cdef int image(self, Out o, int64_t row, int64_t v, bint after, bint values) except -1:
+    cdef int image(self, Out o, int64_t row, int64_t v, bint after, bint values) except -1 nogil:
         """The (well-formed) image object at v into the row's after (or before) columns, each
         value by the format's `value` (without `values`, skipped as a key the table lacks is:
         a projection that reads no before image, SPEC §1); keys matched against the names the
@@ -330,8 +383,7 @@ cdef class Walker:
         cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, f0, ln
         cdef int esc
         cdef uint8_t* sent = o.sent_a if after else o.sent_b
-        cdef list cols = o.after if after else o.before
-        cdef Column c
+        cdef void** cols = o.afterp if after else o.beforep
         f0 = IMG_AFTER if after else IMG_BEFORE
         cdc_ks_clear(&self.xkeys)
         i = ws(b, v + 1, end)
@@ -344,7 +396,7 @@ cdef class Walker:
             if guess < n and o.plain:
                 ln = o.noff[guess + 1] - o.noff[guess]
                 if k + ln < end and b[k + ln] == 34 and cdc_jv_same(
-                        b + k, <const uint8_t*>o.names + o.noff[guess], ln):
+                        b + k, <const uint8_t*>o.namesp + o.noff[guess], ln):
                     j = guess               # the key the previous row had here
                     e = k + ln
             if j < 0:
@@ -353,28 +405,31 @@ cdef class Walker:
             w = ws(b, ws(b, e + 1, end) + 1, end)
             if j < 0:
                 if o.derived and j != NO_NAME:
-                    self.pending_key = bytes(b[k:e])
-                    self.pending_slot = self.outs.index(o)
+                    with gil:
+                        self.pending_key = bytes(b[k:e])
+                    self.pending_slot = self.slot_of(o)
                     return STOP_COLUMN
                 self.extra_key(k, e, esc)   # a key the table lacks: counted, skipped
                 e = token_end(b, w, end)
             else:
                 guess = j + 1
-                c = <Column>cols[j]
                 if sent[j]:
-                    undo_value(c, row)
+                    undo_value(<Column>cols[j], row)
                     o.twice_problem(row, f0 + j, i)
                     e = token_end(b, w, end)
                 else:
                     sent[j] = 1
-                    e = self.value(o, c, j, row, w, f0 + j) if values else token_end(b, w, end)
+                    if values:
+                        e = self.value(o, <Column>cols[j], j, row, w, f0 + j)
+                    else:
+                        e = token_end(b, w, end)
             i = ws(b, e, end)
             if b[i] == 125:
                 return 0
             i = ws(b, i + 1, end)
 
     cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
-                            int depth, bint values) except -2:
+                            int depth, bint values) except -2 nogil:
         """The image object at v (nested `depth` deep) into the row's after (or before)
         columns, each value by the format's `value` (without `values`, only checked by `skip`
         as a key the table lacks is: a projection that reads no before image, SPEC §1; its
@@ -388,8 +443,7 @@ cdef class Walker:
         cdef int64_t f0 = IMG_AFTER if after else IMG_BEFORE
         cdef int esc, done
         cdef uint8_t* sent = o.sent_a if after else o.sent_b
-        cdef list cols = o.after if after else o.before
-        cdef Column c
+        cdef void** cols = o.afterp if after else o.beforep
         cdc_ks_clear(&self.xkeys)
         i = ws(b, v + 1, end)
         if i >= end:
@@ -404,7 +458,7 @@ cdef class Walker:
             if guess < n and o.plain:
                 ln = o.noff[guess + 1] - o.noff[guess]
                 if k + ln < end and b[k + ln] == 34 and cdc_jv_same(
-                        b + k, <const uint8_t*>o.names + o.noff[guess], ln):
+                        b + k, <const uint8_t*>o.namesp + o.noff[guess], ln):
                     j = guess               # the key the previous row had here
                     e = k + ln
                     w = ws(b, e + 1, end)
@@ -423,15 +477,14 @@ cdef class Walker:
                 e = self.skip(w, 512 - depth)
             else:
                 guess = j + 1
-                c = <Column>cols[j]
                 if sent[j]:
-                    undo_value(c, row)
+                    undo_value(<Column>cols[j], row)
                     o.twice_problem(row, f0 + j, i)
                     e = self.skip(w, 512 - depth)
                 else:
                     sent[j] = 1
                     if values:
-                        e = self.value(o, c, j, row, w, f0 + j)
+                        e = self.value(o, <Column>cols[j], j, row, w, f0 + j)
                     else:
                         e = self.skip(w, 512 - depth)
             if e == BAD:
@@ -440,7 +493,7 @@ cdef class Walker:
             if i == BAD or done:
                 return i
 
-    cdef void reset_fields(self, int64_t a, int64_t z) noexcept:
+    cdef void reset_fields(self, int64_t a, int64_t z) noexcept nogil:
         """Fields a .. z-1 not met (yet)."""
         cdef int64_t f
         for f in range(a, z):
@@ -449,7 +502,7 @@ cdef class Walker:
             self.hk[f] = -1
             self.hn[f] = 0
 
-    cdef void extra_key(self, int64_t k, int64_t e, int esc) noexcept:
+    cdef void extra_key(self, int64_t k, int64_t e, int esc) noexcept nogil:
         """A key buf[k:e] (`esc`: it holds a backslash) of the image in hand that names no
         column of its layout: counted once per key and image, as the reference counts the
         keys of the dict json.loads gives (a key given twice once; "X" and "\\u0058" one key)."""
