@@ -62,8 +62,10 @@ def every_call(fmt, data, catalog=None, mode="PERMISSIVE", table=None, **options
         got["headers"] = dec.headers(data)
         got["headers_stats"] = dict(dec.last_stats)
         if table is not None:
-            got["batches"] = pa.Table.from_batches(
-                list(dec.read_batches(data, table, batch_size=1000)))
+            got["batches"] = pa.concat_tables(       # (a layout typed by the data grows)
+                [pa.Table.from_batches([b]) for b in dec.read_batches(data, table,
+                                                                      batch_size=1000)],
+                promote_options="permissive")
             got["batch_stats"] = dict(dec.last_stats)
         out[threads] = got
     one, many = out[1], out[3]
@@ -353,3 +355,100 @@ def test_read_batches_of_a_mapped_file_gives_pages_back(small_pieces, tmp_path,
                                         framing="rdw", threads=3))
     assert len(released) > 3 and released == sorted(released)
     assert pa.Table.from_batches(batches).equals(want)
+
+
+# -- the JSON formats ---------------------------------------------------------------------------
+def damaged_lines(data: bytes, seed: int, every: int = 61) -> bytes:
+    """Damage some documents: one cut short, one whose value is not its type."""
+    lines = data.split(b"\n")
+    rnd = random.Random(seed)
+    for i in range(3, len(lines) - 1, every):
+        if rnd.randrange(2):
+            lines[i] = lines[i][: len(lines[i]) // 2]
+        else:
+            lines[i] = lines[i].replace(b'"ID":', b'"ID":"x', 1).replace(b'"x', b'"x"', 1) \
+                if b'"ID":' in lines[i] else lines[i][:-1]
+    return b"\n".join(lines)
+
+
+@pytest.mark.parametrize("schemas", [False, True])
+def test_debezium_with_and_without_a_catalog(small_pieces, schemas):
+    data, cat = generate("debezium", 1500, table_width=6, tables=3, seed=11, schemas=schemas,
+                         tombstones=True)
+    one = every_call("debezium", data, cat, table=cat.tables[0].name)
+    assert small_pieces["pieces"] > 20
+    assert one["stats"]["records"] > 1500          # (BEGIN/END events too)
+    if schemas:             # layouts from the embedded schemas: each piece fixes its own
+        every_call("debezium", data, None, table=cat.tables[0].name)
+        before = small_pieces["again"]
+        cdcfast.Decoder("debezium", threads=3).decode_tables(data)
+        assert small_pieces["again"] == before      # ... equal to the earlier pieces'
+
+
+def test_debezium_seq_keeps_the_vendors_order_and_counts_the_rest(small_pieces):
+    """seq is transaction.total_order where the event has one, else its ordinal in the call:
+    only ordinals move by the records of the pieces before."""
+    data, cat = generate("debezium", 1200, table_width=4, seed=2, transactions=True)
+    lines = data.split(b"\n")
+    # a stretch without transaction blocks in the middle: ordinals there
+    for i in range(500, 700):
+        lines[i] = lines[i].replace(b'"transaction":{', b'"transaction_":{')
+    data = b"\n".join(lines)
+    one = every_call("debezium", data, cat, table=cat.tables[0].name)
+    t = one["headers"]
+    seq, txid = t.column("seq").to_pylist(), t.column("txid").to_pylist()
+    ordinal = [i for i in range(len(seq)) if seq[i] == i]
+    assert len(ordinal) > 100                       # the stretch, counted in the call
+    assert any(seq[i] != i for i in range(len(seq)))     # total_order elsewhere
+
+
+@pytest.mark.parametrize("mode", ["PERMISSIVE", "DROPMALFORMED"])
+@pytest.mark.parametrize("fmt", ["debezium", "qlik"])
+def test_json_errors_and_modes(small_pieces, fmt, mode):
+    data, cat = generate(fmt, 1500, table_width=5, tables=2, seed=5)
+    bad = damaged_lines(data, 3)
+    one = every_call(fmt, bad, cat, mode=mode, table=cat.tables[1].name)
+    assert one["stats"]["errors"] > 10
+
+
+@pytest.mark.parametrize("fmt", ["debezium", "qlik"])
+def test_json_failfast_raises_the_earliest_error(small_pieces, fmt):
+    data, cat = generate(fmt, 1500, table_width=5, seed=8)
+    lines = data.split(b"\n")
+    lines[1200] = lines[1200][:20]
+    lines[900] = lines[900][:30]
+    bad = b"\n".join(lines)
+    errors = {}
+    for threads in (1, 3):
+        dec = cdcfast.Decoder(fmt, catalog=cat, mode="FAILFAST", threads=threads)
+        with pytest.raises(cdcfast.DecodeError) as e:
+            dec.decode_tables(bad)
+        errors[threads] = (str(e.value), e.value.message_index, e.value.byte_offset,
+                           e.value.field)
+    assert errors[1] == errors[3]
+    start = len(b"\n".join(lines[:900])) + 1             # in the earlier damaged document
+    assert start <= errors[1][2] <= start + len(lines[900])
+
+
+@pytest.mark.parametrize("md", [True, False])
+def test_qlik_metadata_and_derived_layouts_across_pieces(small_pieces, md):
+    """Without a catalog: the metadata messages met in earlier pieces name and describe the
+    tables of later ones; without them, layouts typed by the data grow across pieces."""
+    data, cat = generate("qlik", 1500, table_width=6, tables=3, seed=4, md=md,
+                         form="kafka" if md else "pubsub")
+    if not md:              # columns met late, in several pieces at once
+        lines = data.split(b"\n")
+        for i in range(len(lines) * 3 // 4, len(lines), 3):
+            lines[i] = lines[i].replace(b'"data":{', b'"data":{"LATE_%d":"x",' % (i % 4), 1)
+        data = b"\n".join(lines)
+    for catalog in (cat, None):
+        every_call("qlik", data, catalog, table=cat.tables[2].name)
+    assert small_pieces["pieces"] > 20
+    if not md:
+        assert small_pieces["again"] > 0    # a piece whose layout grew otherwise: again
+
+
+def test_json_many_messages(small_pieces):
+    for fmt in ("debezium", "qlik"):
+        msgs, cat = generate(fmt, 2000, table_width=5, tables=2, seed=9, messages=True)
+        every_call(fmt, msgs, cat, table=cat.tables[0].name)

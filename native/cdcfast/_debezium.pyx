@@ -716,6 +716,7 @@ cdef class Scanner(Walker):
             self.text(o, row, HT_ID, o.txid)
             if self.integer(o, row, HT_TOTAL_ORDER, &x):
                 (<int64_t*>o.seq.data)[row] = x
+                o.rvend[row] = 1
             if self.integer(o, row, HT_DATA_COLLECTION_ORDER, &x):
                 put_fixed(<Column>src[S_DATA_COLLECTION_ORDER], row, &x, 8)
         # commit_ts = change_ts: source.ts_us, else source.ts_ms

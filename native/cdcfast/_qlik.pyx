@@ -618,6 +618,7 @@ cdef class Scanner(Walker):
         if b[v] != 116 and b[v] != 102 and b[v] != 123 and b[v] != 91 \
                 and cdc_jv_int(p, n, I64_MIN, I64_MAX, &x):
             (<int64_t*>o.seq.data)[row] = x
+            o.rvend[row] = 1
             return 0
         o.add_problem(row, f, P_NOT_INT, v, v, e)
         return 0

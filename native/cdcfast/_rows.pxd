@@ -69,6 +69,7 @@ cdef class Out:
     cdef int64_t* rstart
     cdef int64_t* rend
     cdef uint8_t* rop
+    cdef uint8_t* rvend                 # per row: seq is the vendor's number, not the ordinal
     cdef int64_t rcap
     cdef readonly int64_t length
     cdef int64_t room                   # rows every column has room for

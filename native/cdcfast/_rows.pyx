@@ -2,7 +2,7 @@
 """One output table of a JSON kernel's run (`_debezium`, `_olr`, `_qlik`): see _rows.pxd."""
 from libc.stdint cimport uint8_t, int32_t, int64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memchr
 
 from cdcfast._mem cimport grow
 from cdcfast._arrow cimport (Column, FIXED, VAR, BITS, VALIDITY, col_valid, bits_set, bits_get,
@@ -59,6 +59,7 @@ cdef class Out:
         self.nerr = self.errcap = 0
         self.rmsg = self.rstart = self.rend = NULL
         self.rop = NULL
+        self.rvend = NULL
         self.rcap = 0
         self.length = 0
         for j in range(n):
@@ -87,6 +88,7 @@ cdef class Out:
         free(self.rstart)
         free(self.rend)
         free(self.rop)
+        free(self.rvend)
 
     cdef _column(self, int32_t kind, int32_t prec, int32_t scale, bint nullable, str name):
         """One more image column (the layout's next)."""
@@ -230,6 +232,7 @@ cdef class Out:
         cdef int64_t k
         for k in range(self.nvars):
             self.voffs[k][0][row + 1] = <int32_t>self.vdlen[k][0]
+        self.rvend[row] = 0
 
     cdef void finish_row(self, int64_t row, int64_t msg, int64_t start, int64_t end,
                          uint8_t op) noexcept nogil:
@@ -253,6 +256,7 @@ cdef class Out:
             self.rstart = <int64_t*>grow(self.rstart, self.rcap * 8)
             self.rend = <int64_t*>grow(self.rend, self.rcap * 8)
             self.rop = <uint8_t*>grow(self.rop, self.rcap)
+            self.rvend = <uint8_t*>grow(self.rvend, self.rcap)
         return 0
 
     cdef _grow_rows(self, int64_t n):
@@ -340,6 +344,14 @@ cdef class Out:
         return (np.frombuffer((<char*>self.rmsg)[:n], dtype=np.int64),
                 np.frombuffer((<char*>self.rstart)[:n], dtype=np.int64),
                 np.frombuffer((<char*>self.rend)[:n], dtype=np.int64))
+
+    def vendor_seq(self):
+        """Per row: whether its seq is the vendor's own number (not the ordinal), as a
+        numpy bool array; None when no row's is."""
+        cdef int64_t n = self.length
+        if n == 0 or memchr(self.rvend, 1, n) == NULL:
+            return None
+        return np.frombuffer((<char*>self.rvend)[:n], dtype=np.uint8).astype(bool)
 
     def sync_lengths(self):
         cdef Column c

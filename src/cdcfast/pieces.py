@@ -70,10 +70,11 @@ def pieces(fmt, part: Part, threads: int):
         yield part, True
         return
     step = piece_bytes(size, threads)
+    first = PIECE_MIN if fmt.FIRST_PIECE_ALONE else 0
     if part.count == 1:
         a0, b0 = int(part.offsets[0]), int(part.offsets[1])
         whole = fmt.piece_state(part)
-        cuts = fmt.piece_cuts(memoryview(part.data)[a0:b0], step)
+        cuts = fmt.piece_cuts(memoryview(part.data)[a0:b0], step, first)
         a = next(cuts)
         b = next(cuts)
         for c in cuts:
@@ -88,6 +89,8 @@ def pieces(fmt, part: Part, threads: int):
         return
     # many messages: runs of whole messages of about `step` bytes
     marks = part.offsets[0] + step * np.arange(1, size // step + 1)
+    if first:
+        marks = np.concatenate([[part.offsets[0] + first], marks])
     cut = np.unique(np.searchsorted(part.offsets, marks))
     cut = cut[(cut > 0) & (cut < part.count)]
     bounds = [0] + cut.tolist() + [part.count]
@@ -108,6 +111,7 @@ class _Piece:
         self.rest = rest            # the part from this piece to its end
         self.last = last            # the last piece of its part
         self.exact = False          # decoded in order, from the state the pieces before left
+        self.first = False          # the first piece of its part (of several)
         self.batches = []
         self.stats = None
         self.want = None
@@ -121,6 +125,8 @@ def _want_of(want, carried):
     w.carried = carried
     w.assumed = {}
     w.open_end = False
+    w.notes = {}
+    w.seq_masks = []
     return w
 
 
@@ -137,11 +143,47 @@ def _decode(decode, fmt, piece, want, carried, images, batch_rows, mode, stats_k
     return piece
 
 
-def _agrees(carried: dict, assumed: dict) -> bool:
-    """Whether what a piece relied on (`Want.assumed`: the values it found carried, None
-    for none) is what the pieces before it left (`carried`)."""
-    return all(carried.get(name, {}).get(k) == v
-               for name, used in assumed.items() for k, v in used.items())
+def _masks(w, n: int) -> list:
+    """The vendor-seq masks of the n batches a decode with Want `w` handed out (none from a
+    runner whose seq is always the ordinal)."""
+    return w.seq_masks if len(w.seq_masks) == n else [None] * n
+
+
+def _agrees(carried: dict, w) -> bool:
+    """Whether what a piece relied on is what the pieces before it left (`carried`):
+    the values it found (`Want.assumed`, None for none), and the first reads of `Noted`
+    state (`Want.notes`) — found as it is now, or found nothing where nothing is, or where
+    what is now is what the piece fixed itself (a value that does not grow)."""
+    if not all(carried.get(name, {}).get(k) == v
+               for name, used in w.assumed.items() for k, v in used.items()):
+        return False
+    for name, used in w.notes.items():
+        now, own = carried.get(name, {}), w.carried.get(name, {})
+        for k, note in used.items():
+            if note is None:                        # written before it was read
+                continue
+            snap, found = note
+            v = now.get(k)
+            if v is None:
+                if found:
+                    return False
+            elif found:
+                if repr(v) != snap:                 # (Want.note's snapshot)
+                    return False
+            elif getattr(v, "derived", False) or repr(v) != repr(own.get(k)):
+                return False
+    return True
+
+
+def _keep_noted(into: dict, w) -> None:
+    """What a piece wrote or read of `Noted` state, as it left it (a read layout may have
+    grown), over what the pieces before it left."""
+    for name, used in w.notes.items():
+        mine = w.carried.get(name, {})
+        dst = into.setdefault(name, {})
+        for k in used:
+            if k in mine:
+                dst[k] = mine[k]
 
 
 def _merge(into: dict, learned: dict) -> None:
@@ -154,13 +196,19 @@ def _merge(into: dict, learned: dict) -> None:
             into.setdefault(name, got)
 
 
-def _add_seq(batch: pa.RecordBatch, base: int) -> pa.RecordBatch:
+def _add_seq(batch: pa.RecordBatch, base: int, vendor=None) -> pa.RecordBatch:
+    """The ordinals of a piece's batch counted after `base` records (rows whose seq is the
+    vendor's own number, `vendor`, keep it)."""
     if not base or not batch.num_rows:
         return batch
     i = batch.schema.get_field_index("seq")
     if i < 0:
         return batch
-    return batch.set_column(i, batch.schema.field(i), pc.add(batch.column(i), base))
+    seq = batch.column(i)
+    moved = pc.add(seq, base)
+    if vendor is not None:
+        moved = pc.if_else(pa.array(vendor), seq, moved)
+    return batch.set_column(i, batch.schema.field(i), moved)
 
 
 def _rest(part: Part, piece: Part) -> Part:
@@ -181,17 +229,21 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
 
     def work():
         for n, part in enumerate(parts):
-            for p, last in pieces(fmt, part, threads):
+            for k, (p, last) in enumerate(pieces(fmt, part, threads)):
                 if n in abandoned:
                     break
                 stream = part.count == 1 and p is not part
-                yield _Piece(p, n, (n, part.base) if stream else None, _rest(part, p), last)
+                piece = _Piece(p, n, (n, part.base) if stream else None, _rest(part, p), last)
+                piece.first = k == 0 and not last
+                yield piece
 
     def account(piece_stats, piece_want):
         for k, v in piece_stats.items():
             stats[k] = stats.get(k, 0) + v
         want.matched = want.matched or piece_want.matched
-        _merge(want.carried, piece_want.carried)
+        _merge(want.carried, {k: v for k, v in piece_want.carried.items()
+                              if k not in piece_want.notes})
+        _keep_noted(want.carried, piece_want)
 
     def again(piece):
         """Decode a piece here, in order, from the state the pieces before it left."""
@@ -207,7 +259,8 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
         released = (-1, 0)      # (part number, byte): a mapped file's pages given back below
         try:
             while True:
-                while len(queue) < threads + 1:
+                while len(queue) < threads + 1 and not (
+                        fmt.FIRST_PIECE_ALONE and queue and queue[0][0].first):
                     piece = next(todo, None)
                     if piece is None:
                         break
@@ -238,8 +291,7 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
                     elif piece.want.unsure:
                         break
                     elif not piece.exact and (piece.error is not None
-                                              or not _agrees(want.carried,
-                                                             piece.want.assumed)):
+                                              or not _agrees(want.carried, piece.want)):
                         again(piece)
                     else:
                         break
@@ -257,7 +309,8 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
                     try:
                         for key, batch in decode(fmt, [piece.rest], w, images, batch_rows,
                                                  mode, rest_stats):
-                            yield key, _add_seq(batch, seq_base)
+                            yield key, _add_seq(batch, seq_base, w.seq_masks[-1]
+                                                if w.seq_masks else None)
                     finally:
                         account(rest_stats, w)
                     seq_base += rest_stats["records"]
@@ -265,8 +318,9 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
                         seq_base = 0
                     continue
                 account(piece.stats, piece.want)
-                for key, batch in piece.batches:
-                    yield key, _add_seq(batch, seq_base)
+                for (key, batch), vendor in zip(piece.batches,
+                                                _masks(piece.want, len(piece.batches))):
+                    yield key, _add_seq(batch, seq_base, vendor)
                 if piece.error is not None:
                     raise piece.error
                 # a mapped file's pages behind the pieces handed out (each piece gives back

@@ -17,7 +17,7 @@ from ._debezium_codes import (H_AFTER, H_BEFORE, H_DATA_COLLECTIONS, H_EVENT_COU
                               P_NOT_OBJECT, P_PAYLOAD, P_SOURCE_TABLE, P_SURROGATE, P_TS_RANGE)
 from ._json_codes import IMG_BEFORE, STOP_END, STOP_PAUSE, STOP_PLAN, STOP_SCHEMA, STOP_TABLE
 from ._jsonrun import KernelRun
-from .base import HEADERS, full_name
+from .base import HEADERS, Noted, full_name
 from .debezium import SOURCE, image_fields
 
 CORRUPT = frozenset({P_SOURCE_TABLE, P_JSON, P_NOT_DOC, P_PAYLOAD})
@@ -49,12 +49,14 @@ REASONS = {
 
 
 class Call:
-    """What lasts across the parts of one call: the ordinal, the layouts."""
+    """What lasts across the parts of one call: the ordinal, the layouts (carried and noted:
+    a piece of a call on its own thread is checked against the pieces before it)."""
 
-    def __init__(self):
+    def __init__(self, want):
         self.seq = 0
-        self.layouts = {}           # table identity -> Layout
-        self.no_layout = set()      # tables whose first change event had no schema
+        self.layouts = Noted(want, "json_layouts")      # table identity -> Layout
+        self.no_layout = Noted(want, "dbz_no_layout")   # tables whose first change event
+        #                                                 had no schema (a set)
 
 
 class Run(KernelRun):
@@ -209,6 +211,6 @@ class Run(KernelRun):
 
 
 def native_batches(fmt, parts, want, images, batch_rows, mode, stats):
-    call = Call()
+    call = Call(want)
     for part in parts:
         yield from Run(fmt, part, want, images, batch_rows, mode, stats, call).run()

@@ -149,7 +149,13 @@ class KernelRun:
     def flush(self, o: _Output):
         self.raise_pending()
         batch, first = self.batch(o)
-        yield o.key, apply_mode(batch, self.mode, self.stats, first)
+        vendor = self.vendor
+        kept = apply_mode(batch, self.mode, self.stats, first)
+        if self.want.seq_masks is not None:     # a piece: which rows' seq is the vendor's
+            if vendor is not None and kept.num_rows != batch.num_rows:
+                vendor = vendor[batch.column("_error").is_null().to_numpy(zero_copy_only=False)]
+            self.want.seq_masks.append(vendor)
+        yield o.key, kept
 
     # -- batches ---------------------------------------------------------------------------------
     def message_of(self, msg: int) -> int:
@@ -168,6 +174,7 @@ class KernelRun:
         out = o.out
         n = out.length
         out.sync_lengths()
+        self.vendor = out.vendor_seq()
         msgs, starts, ends = out.rows_info()
         problems = out.problems()
         data = self.part.data

@@ -8,7 +8,7 @@ from ._json_codes import IMG_BEFORE, STOP_BATCH, STOP_COLUMN, STOP_META, STOP_TA
 from ._jsonmessages import utf8_text
 from ._jsonrun import KernelRun, token_at
 from ._jsontext import Doc, Problem, parse_json, resolve, scan_reason
-from .base import ALL, HEADERS, full_name
+from .base import ALL, HEADERS, Noted, full_name
 from .qlik import (LACKS_METADATA, OPERATIONS, SOURCE, TIMESTAMP_FORM, QlikBadMetadata,
                    qlik_metadata, shown, table_layout)
 
@@ -47,13 +47,17 @@ TAG_NAMES, TAG_SCHEMA_ID, TAG_NULL_ID, TAG_NO_TABLE, TAG_BAD_ID = range(5)
 
 class Call:
     """What lasts across the parts of one call: the record ordinal, the table layouts and what
-    the metadata messages met so far said (as the reference's Call)."""
+    the metadata messages met so far said (as the reference's Call); carried and noted: a
+    piece of a call on its own thread is checked against the pieces before it."""
 
-    def __init__(self):
+    def __init__(self, want):
         self.seq = 0
-        self.layouts = {}       # output key -> Layout, fixed at the table's first data message
-        self.schema_ids = {}    # schemaId -> (schema, table) of its metadata message
-        self.described = {}     # table name, upper case -> Table of its latest metadata message
+        # output key -> Layout, fixed at the table's first data message
+        self.layouts = Noted(want, "json_layouts")
+        # schemaId -> (schema, table) of its metadata message
+        self.schema_ids = Noted(want, "qlik_schema_ids")
+        # table name, upper case -> Table of its latest metadata message
+        self.described = Noted(want, "qlik_described")
 
 
 class Run(KernelRun):
@@ -232,6 +236,6 @@ def _text(raw: bytes):
 
 
 def native_batches(fmt, parts, want, images, batch_rows, mode, stats):
-    call = Call()
+    call = Call(want)
     for part in parts:
         yield from Run(fmt, part, want, images, batch_rows, mode, stats, call).run()

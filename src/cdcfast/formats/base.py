@@ -38,6 +38,40 @@ MESSAGE = "_message"  # the last column when Want.messages: the row's message in
 HEADERS = "*"        # the one output key of headers(table=None)
 
 
+class Noted:
+    """A dict of what a format carries from one part of a call to the next (`Want.carried`),
+    whose reads and writes are noted (`Want.note`): a piece decoded on its own thread is then
+    checked against what the pieces before it left, and what it wrote is kept
+    (cdcfast/pieces.py)."""
+
+    def __init__(self, want: "Want", name: str):
+        self.want, self.name = want, name
+        self.d = want.carried.setdefault(name, {})
+        want.notes.setdefault(name, {})             # (kept by what it uses: pieces.py)
+
+    def get(self, key, default=None):
+        got = self.d.get(key)
+        self.want.note(self.name, key, got, True)
+        return default if got is None else got
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def __getitem__(self, key):
+        got = self.get(key)
+        if got is None:
+            raise KeyError(key)
+        return got
+
+    def __setitem__(self, key, value) -> None:
+        self.want.note(self.name, key, None, False)
+        self.d[key] = value
+
+    def add(self, key) -> None:
+        """(used as a set)"""
+        self[key] = True
+
+
 class Want:
     """Which output a record of a given table goes to, for one call.
 
@@ -76,6 +110,13 @@ class Want:
         # its last record may run on past its end (ibm-delimited: a string the part's end
         # cut off): a piece cut at a guessed record start is joined to the next one
         self.open_end = False
+        # what this call read and wrote of `carried` through `Noted` (the JSON formats'
+        # layouts, Qlik's metadata): name -> key -> (what it found, as a snapshot, or None
+        # when it wrote the key before reading it); see cdcfast/pieces.py
+        self.notes = {}
+        # per batch handed out, which rows' seq is the vendor's own number (a numpy bool
+        # array, None for none): collected only for a piece (cdcfast/pieces.py), else None
+        self.seq_masks = None
         if table is not None and table is not ALL:
             t = catalog.get(table) if catalog else None
             self.requested = t.name if t else table
@@ -86,6 +127,17 @@ class Want:
         got = self.carried.get(name, {}).get(key)
         self.assumed.setdefault(name, {}).setdefault(key, got)
         return got
+
+    def note(self, name: str, key, found, read: bool):
+        """The first use of carried[name][key] by this call: read (what it found) or
+        written before any read."""
+        used = self.notes.setdefault(name, {})
+        if key in used:
+            return
+        if not read:
+            used[key] = None
+        else:               # what it found, as text (a layout may grow after it was read)
+            used[key] = (None, False) if found is None else (repr(found), True)
 
     def resolve(self, name: str):
         """(output key or None to skip, catalog Table or None) for a record's table name."""
@@ -349,6 +401,9 @@ class Format:
     # from 0; "call": every record of the call
     THREADED: bool = False
     SEQ_SCOPE: str = "message"
+    # the first piece of a part is small and decoded before the others start: what it
+    # learns (Qlik's metadata messages, at a stream's start) the others then start from
+    FIRST_PIECE_ALONE: bool = False
 
     def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
                 stats: dict, native: bool, threads: int = 1):
@@ -367,14 +422,15 @@ class Format:
         the format's batches would differ with the cuts (lldf's order="commit")."""
         return threads
 
-    def piece_cuts(self, data, step: int):
+    def piece_cuts(self, data, step: int, first: int = 0):
         """Where a stream is cut into pieces for threads, 0 and len(data) included, as they
         are found (the first pieces decode while the walk goes on): the record starts of
-        split_points, each walk going on from the cut before. A format may guess faster and
-        let the decode of each piece tell whether the guess after it held (Want.open_end)."""
+        split_points, each walk going on from the cut before (the first at `first`, when
+        given). A format may guess faster and let the decode of each piece tell whether the
+        guess after it held (Want.open_end)."""
         n = len(data)
         yield 0
-        at, target = 0, step
+        at, target = 0, first or step
         while target < n:
             at = self.record_start(data, target, True, at)
             if at >= n:

@@ -131,6 +131,10 @@ class Debezium(Format):
     name = "debezium"
     RUNNER = "cdcfast.formats._dbz_run:native_batches"
     REFERENCE = "cdcfast.reference.debezium:reference_batches"
+    # threads: pieces cut where a line opens an object (the kernel's own cut); seq counts
+    # the call's records (transaction.total_order, the vendor's, is kept)
+    THREADED = True
+    SEQ_SCOPE = "call"
     SUMMARY = "Debezium change events, JSON converter (the Db2 connector documented)"
     HELP = {
         "decimal_handling": "without embedded schemas, how the connector wrote DECIMAL: "

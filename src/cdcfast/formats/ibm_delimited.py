@@ -167,7 +167,7 @@ class IbmDelimited(Format):
     def can_split(self, native: bool) -> bool:
         return native               # only the kernel splits records fast enough
 
-    def piece_cuts(self, data, step: int):
+    def piece_cuts(self, data, step: int, first: int = 0):
         """Cuts at a likely record start at or after each multiple of `step`
         (`_ibm.guess_record_start`: just past a record delimiter that two clean records
         follow), found without reading the stream between. A guess — a delimiter inside a
@@ -177,7 +177,7 @@ class IbmDelimited(Format):
         from .. import _ibm
         n = len(data)
         yield 0
-        target = step
+        target = first or step
         while target < n:
             at = _ibm.guess_record_start(data, self.delims, target)
             if at >= n:

@@ -439,7 +439,7 @@ class Lldf(Format):
     def piece_state(self, part):
         return self.framings(part)
 
-    def piece_cuts(self, data, step: int):
+    def piece_cuts(self, data, step: int, first: int = 0):
         """Guessed record starts near each multiple of `step` (`guess_record_start`: where
         four records chain, found without walking the framing from the stream's start — a
         pointer chase of about a tenth of a decode, which would hold up every piece). The
@@ -449,7 +449,7 @@ class Lldf(Format):
         n = len(data)
         framing = self._framing(data)
         yield 0
-        target = step
+        target = first or step
         while target < n:
             at = _lldf_frame.guess_record_start(data, framing, self.asc, target)
             if at >= n:

@@ -70,6 +70,11 @@ class Qlik(Format):
     name = "qlik"
     RUNNER = "cdcfast.formats._qlik_run:native_batches"
     REFERENCE = "cdcfast.reference.qlik:reference_batches"
+    # threads: pieces cut where a line opens an object (the kernel's own cut); seq counts
+    # the call's records (transactionEventCounter, the vendor's, is kept)
+    THREADED = True
+    SEQ_SCOPE = "call"
+    FIRST_PIECE_ALONE = True        # its metadata messages name the later pieces' tables
     SUMMARY = "Qlik Replicate data messages, Kafka envelope or Pub/Sub form"
     DEFAULTS: dict = {}
     source_type = SOURCE
