@@ -12,7 +12,7 @@ ibm-delimited's cannot without the kernels) and against their own promises:
 - range_bounds over byte ranges of `step` bytes tile the stream at the same cuts;
 - ibm-delimited and lldf: when the whole stream decodes without an error, its pieces decode
   to the same rows (seq and byte offsets apart);
-- ibm-delimited, lldf, debezium and qlik on several threads (cdcfast/pieces.py, pieces of
+- ibm-delimited, lldf and the JSON formats on several threads (cdcfast/pieces.py, pieces of
   `step` bytes): exactly what one thread gives, errors and last_stats included, whatever
   the input; and
   ibm-delimited's guessed cuts (`_ibm.guess_record_start`) lie in the stream, just past a
@@ -41,7 +41,7 @@ VARIANTS = [
     ("qlik", {}),
 ]
 PIECES = ("ibm-delimited", "lldf")
-THREADED = PIECES + ("debezium", "qlik")
+THREADED = PIECES + ("debezium", "olr", "qlik")
 TILES = 64              # byte ranges checked per input, at most
 
 

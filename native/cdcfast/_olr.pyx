@@ -134,6 +134,28 @@ cdef struct Carry:
     int64_t tm
     uint8_t has_scn
     uint8_t has_tm
+    uint8_t flags           # C_*: what a run that notes (a piece, cdcfast/pieces.py) did
+
+
+CARRY_BYTES = sizeof(Carry)     # (cdcfast/formats/olr.py reads the entries: CARRY)
+
+
+# a carry entry's flags, kept when the run notes what it relied on (`note_carry`)
+cdef enum:
+    C_GIVEN = 1             # it came with the state the run started from (set_carry)
+    C_SEEN = 2              # its xid is in the log of the transactions the run touched
+    C_OWN_SCN = 4           # its scn was written by the run
+    C_OWN_TM = 8            # its tm likewise
+    C_DEP_SCN = 16          # the run read its scn before writing it (logged)
+    C_DEP_TM = 32           # its tm likewise
+
+
+cdef inline void* log_room(void* p, int64_t n, int64_t* cap, int64_t width) except NULL nogil:
+    """A log with room for entry n."""
+    if n < cap[0]:
+        return p
+    cap[0] = max(64, 2 * cap[0])
+    return grow(p, cap[0] * width)
 
 
 @cython.final
@@ -164,6 +186,14 @@ cdef class Scanner(Walker):
     # carried scn / tm of open transactions
     cdef Carry* carry
     cdef int64_t ncarry, carrycap
+    # what a run that notes relied on (cdcfast/pieces.py): the carried fields it read before
+    # writing them (as it found them: a given entry's value, else none), the transactions
+    # it touched
+    cdef bint noting
+    cdef Carry* deps
+    cdef int64_t ndeps, depcap
+    cdef uint64_t* touched
+    cdef int64_t ntouched, touchcap
     cdef readonly bytes pending_columns # STOP_TABLE: the element's schema.columns text, or None
     cdef readonly bint pending_data     # STOP_TABLE: the element is a data event
     cdef uint8_t* scratch           # a value's text unescaped
@@ -174,6 +204,11 @@ cdef class Scanner(Walker):
         self.indoc = False
         self.carry = NULL
         self.ncarry = self.carrycap = 0
+        self.noting = False
+        self.deps = NULL
+        self.ndeps = self.depcap = 0
+        self.touched = NULL
+        self.ntouched = self.touchcap = 0
         self.el_span = self.el_hp = self.el_hk = self.el_he = NULL
         self.el_hn = NULL
         self.elcap = 0
@@ -182,6 +217,8 @@ cdef class Scanner(Walker):
 
     def __dealloc__(self):
         free(self.carry)
+        free(self.deps)
+        free(self.touched)
         free(self.scratch)
         free(self.el_span)
         free(self.el_hp)
@@ -198,13 +235,25 @@ cdef class Scanner(Walker):
         return bytes((<char*>self.carry)[:self.ncarry * sizeof(Carry)]) if self.ncarry else b""
 
     def set_carry(self, bytes state):
-        cdef int64_t n = len(state) // sizeof(Carry)
+        cdef int64_t n = len(state) // sizeof(Carry), i
         if n > self.carrycap:
             self.carrycap = n
             self.carry = <Carry*>grow(self.carry, self.carrycap * sizeof(Carry))
         if n:
             memcpy(self.carry, <const char*>state, n * sizeof(Carry))
+        for i in range(n):
+            self.carry[i].flags = C_GIVEN
         self.ncarry = n
+
+    def note_carry(self):
+        """Note what the run relies on of the state it starts from (carry_notes)."""
+        self.noting = True
+
+    def carry_notes(self):
+        """(the reads before writes, as carry entries whose flags say which field and whether
+        the entry was given; the xids of the transactions touched, as uint64 bytes)."""
+        return (bytes((<char*>self.deps)[:self.ndeps * sizeof(Carry)]) if self.ndeps else b"",
+                bytes((<char*>self.touched)[:self.ntouched * 8]) if self.ntouched else b"")
 
     cdef int document(self) except -1 nogil:
         """The document at self.pos (or the rest of the one in hand): 0 when done with it,
@@ -534,20 +583,34 @@ cdef class Scanner(Walker):
         # one sent (a bad one is null) is remembered when good
         if self.m_has_xid:
             c = self.carried(self.m_xid)
+            if self.noting and not (c.flags & C_SEEN):
+                c.flags |= C_SEEN
+                self.touched = <uint64_t*>log_room(self.touched, self.ntouched,
+                                                   &self.touchcap, 8)
+                self.touched[self.ntouched] = c.xid
+                self.ntouched += 1
             if scn_sent:
                 if self.m_has_scn:
                     c.scn = self.m_scn
                     c.has_scn = 1
-            elif c.has_scn:
-                self.m_scn = c.scn
-                self.m_has_scn = True
+                    c.flags |= C_OWN_SCN
+            else:
+                if self.noting and not (c.flags & (C_OWN_SCN | C_DEP_SCN)):
+                    self.depend(c, C_DEP_SCN)
+                if c.has_scn:
+                    self.m_scn = c.scn
+                    self.m_has_scn = True
             if tm_sent:
                 if self.m_has_tm:
                     c.tm = self.m_tm
                     c.has_tm = 1
-            elif c.has_tm:
-                self.m_tm = c.tm
-                self.m_has_tm = True
+                    c.flags |= C_OWN_TM
+            else:
+                if self.noting and not (c.flags & (C_OWN_TM | C_DEP_TM)):
+                    self.depend(c, C_DEP_TM)
+                if c.has_tm:
+                    self.m_tm = c.tm
+                    self.m_has_tm = True
         self.m_has_cscn = self.mint(M_C_SCN, P_SCN_INT, &self.m_cscn)
         self.m_has_cidx = self.mint(M_C_IDX, P_UNSIGNED, &self.m_cidx)
         self.m_has_num = self.mint(M_NUM, P_NOT_INT, &self.m_num)
@@ -579,6 +642,15 @@ cdef class Scanner(Walker):
         self.mproblem(f, P_TIME, v, v, e)
         return False
 
+    cdef int depend(self, Carry* c, uint8_t which) except -1 nogil:
+        """Log a read of a carried field the run did not write (as the entry holds it)."""
+        c.flags |= which
+        self.deps = <Carry*>log_room(self.deps, self.ndeps, &self.depcap, sizeof(Carry))
+        self.deps[self.ndeps] = c[0]
+        self.deps[self.ndeps].flags = which | (c.flags & C_GIVEN)
+        self.ndeps += 1
+        return 0
+
     cdef Carry* carried(self, uint64_t xid) except NULL nogil:
         """The carry entry of a transaction (made when new)."""
         cdef int64_t i
@@ -592,6 +664,7 @@ cdef class Scanner(Walker):
         self.ncarry += 1
         self.carry[i].xid = xid
         self.carry[i].has_scn = self.carry[i].has_tm = 0
+        self.carry[i].flags = 0
         return &self.carry[i]
 
     cdef void forget(self, uint64_t xid) noexcept nogil:

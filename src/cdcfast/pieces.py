@@ -112,6 +112,7 @@ class _Piece:
         self.last = last            # the last piece of its part
         self.exact = False          # decoded in order, from the state the pieces before left
         self.first = False          # the first piece of its part (of several)
+        self.source = part          # the part it was cut from
         self.batches = []
         self.stats = None
         self.want = None
@@ -127,6 +128,7 @@ def _want_of(want, carried):
     w.open_end = False
     w.notes = {}
     w.seq_masks = []
+    w.piece = True
     return w
 
 
@@ -149,11 +151,12 @@ def _masks(w, n: int) -> list:
     return w.seq_masks if len(w.seq_masks) == n else [None] * n
 
 
-def _agrees(carried: dict, w) -> bool:
+def _agrees(carried: dict, w, fmt) -> bool:
     """Whether what a piece relied on is what the pieces before it left (`carried`):
     the values it found (`Want.assumed`, None for none), and the first reads of `Noted`
     state (`Want.notes`) — found as it is now, or found nothing where nothing is, or where
-    what is now is what the piece fixed itself (a value that does not grow)."""
+    what is now is what the piece fixed itself (a value that does not grow) —, and what the
+    format checks itself (Format.carried_agrees)."""
     if not all(carried.get(name, {}).get(k) == v
                for name, used in w.assumed.items() for k, v in used.items()):
         return False
@@ -172,7 +175,7 @@ def _agrees(carried: dict, w) -> bool:
                     return False
             elif getattr(v, "derived", False) or repr(v) != repr(own.get(k)):
                 return False
-    return True
+    return fmt.carried_agrees(carried, w)
 
 
 def _keep_noted(into: dict, w) -> None:
@@ -235,15 +238,26 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
                 stream = part.count == 1 and p is not part
                 piece = _Piece(p, n, (n, part.base) if stream else None, _rest(part, p), last)
                 piece.first = k == 0 and not last
+                piece.source = part
                 yield piece
+
+    def state_for(piece):
+        """What a piece starts from: what the pieces before it left so far, and what the
+        format guesses of those still on their way (checked by the join)."""
+        carried = copy.deepcopy(want.carried)
+        src, p = piece.source, piece.part
+        if p.base > src.base or p.offsets[0] > src.offsets[0]:     # (not at its part's start)
+            fmt.speculate(src, p, carried)
+        return carried
 
     def account(piece_stats, piece_want):
         for k, v in piece_stats.items():
             stats[k] = stats.get(k, 0) + v
         want.matched = want.matched or piece_want.matched
         _merge(want.carried, {k: v for k, v in piece_want.carried.items()
-                              if k not in piece_want.notes})
+                              if k not in piece_want.notes and k not in fmt.CARRIED_OWN})
         _keep_noted(want.carried, piece_want)
+        fmt.carried_merge(want.carried, piece_want)
 
     def again(piece):
         """Decode a piece here, in order, from the state the pieces before it left."""
@@ -265,7 +279,7 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
                     if piece is None:
                         break
                     queue.append((piece, pool.submit(
-                        _decode, decode, fmt, piece, want, copy.deepcopy(want.carried),
+                        _decode, decode, fmt, piece, want, state_for(piece),
                         images, batch_rows, mode, list(stats))))
                 if not queue:
                     break
@@ -291,7 +305,8 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
                     elif piece.want.unsure:
                         break
                     elif not piece.exact and (piece.error is not None
-                                              or not _agrees(want.carried, piece.want)):
+                                              or not _agrees(want.carried, piece.want,
+                                                             fmt)):
                         again(piece)
                     else:
                         break

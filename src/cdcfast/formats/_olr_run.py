@@ -11,7 +11,7 @@ from ._json_codes import IMG_BEFORE, STOP_COLUMN, STOP_END, STOP_PAUSE, STOP_TAB
 from ._jsonmessages import utf8_text
 from ._jsonrun import KernelRun, token_at
 from ._jsontext import Num, dups, parse_json, scan_reason
-from .base import HEADERS, full_name
+from .base import HEADERS, Noted, full_name
 from .olr import EPOCH_UNITS, SOURCE
 
 # the kernel's problem codes (their one spec: _olr_codes, which native/cdcfast/_olr.pyx reads)
@@ -46,12 +46,23 @@ REASONS = {
 
 
 class Call:
-    """What lasts across the parts of one call: the ordinal and the layouts."""
+    """What lasts across the parts of one call: the ordinal, the layouts (carried and noted:
+    a piece of a call on its own thread is checked against the pieces before it) and the
+    carried scn/tm of open transactions (Want.carried["olr_carry"], the kernel's bytes; a
+    piece notes what it read of them: Olr.carried_agrees)."""
 
-    def __init__(self):
+    def __init__(self, want):
         self.seq = 0
-        self.layouts = {}           # table identity -> Layout
-        self.carry = b""            # the kernel's carried scn/tm of open transactions
+        self.layouts = Noted(want, "json_layouts")      # table identity -> Layout
+        self.want = want
+
+    @property
+    def carry(self) -> bytes:
+        return self.want.carried.get("olr_carry", b"")
+
+    @carry.setter
+    def carry(self, state: bytes) -> None:
+        self.want.carried["olr_carry"] = state
 
 
 class Run(KernelRun):
@@ -67,6 +78,8 @@ class Run(KernelRun):
         unit = EPOCH_UNITS.index(self.fmt.options["epoch_unit"])
         sc = self.k.Scanner(self.part.data, self.part.offsets, self.part.valid, images, unit)
         sc.set_carry(self.call.carry)       # carry-forward lasts the call (SPEC §6)
+        if self.want.piece:
+            sc.note_carry()
         return sc
 
     def run(self):
@@ -74,6 +87,8 @@ class Run(KernelRun):
             yield from super().run()
         finally:
             self.call.carry = self.sc.carry_state()
+            if self.want.piece:
+                self.want.carry_notes = self.sc.carry_notes()
 
     def layout_of_key(self, key):
         """The layout of an output table, known before its first row (decode(table=…) of a
@@ -197,6 +212,6 @@ def _columns(text):
 
 
 def native_batches(fmt, parts, want, images, batch_rows, mode, stats):
-    call = Call()
+    call = Call(want)
     for part in parts:
         yield from Run(fmt, part, want, images, batch_rows, mode, stats, call).run()

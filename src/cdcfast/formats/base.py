@@ -117,6 +117,8 @@ class Want:
         # per batch handed out, which rows' seq is the vendor's own number (a numpy bool
         # array, None for none): collected only for a piece (cdcfast/pieces.py), else None
         self.seq_masks = None
+        # the call decodes a piece of a part (cdcfast/pieces.py): it notes what it relies on
+        self.piece = False
         if table is not None and table is not ALL:
             t = catalog.get(table) if catalog else None
             self.requested = t.name if t else table
@@ -404,6 +406,9 @@ class Format:
     # the first piece of a part is small and decoded before the others start: what it
     # learns (Qlik's metadata messages, at a stream's start) the others then start from
     FIRST_PIECE_ALONE: bool = False
+    # what the format carries that the join checks and keeps itself (carried_agrees,
+    # carried_merge), not by Want.assumed / Noted
+    CARRIED_OWN: frozenset = frozenset()
 
     def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
                 stats: dict, native: bool, threads: int = 1):
@@ -438,6 +443,20 @@ class Format:
             yield at
             target = (at // step + 1) * step
         yield n
+
+    def carried_agrees(self, carried: dict, want: Want) -> bool:
+        """Whether a piece decoded with Want `want` relied on what the pieces before it left
+        (`carried`) of the state the format keeps itself (CARRIED_OWN)."""
+        return True
+
+    def carried_merge(self, carried: dict, want: Want) -> None:
+        """What a piece (Want `want`) leaves of that state, over what the pieces before it
+        left."""
+
+    def speculate(self, part, piece, carried: dict) -> None:
+        """Before a piece is decoded (not its part's first): what the bytes just before it
+        most likely leave of the state the format keeps itself, into `carried` — a guess the
+        join checks, which spares a second decode when it holds."""
 
     def piece_state(self, part):
         """What pieces of one message of `part` must share, decided on the whole message

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pyarrow as pa
 
 from ..catalog import DATE32, STRING, TIMESTAMP, Catalog, Column, ColumnType, Table, parse_type
+from ._json_codes import STOP_END, STOP_TABLE
 from ._jsonmessages import LCol, Layout, documents, record_start
 from .base import Format, grown_table
 
@@ -115,6 +117,13 @@ class Olr(Format):
     name = "olr"
     RUNNER = "cdcfast.formats._olr_run:native_batches"
     REFERENCE = "cdcfast.reference.olr:reference_batches"
+    # threads: pieces cut where a line opens an object (the kernel's own cut); seq counts
+    # the call's records; the carried scn/tm of open transactions are guessed for a piece
+    # from the bytes before it (speculate) and checked at the join (carried_agrees)
+    THREADED = True
+    SEQ_SCOPE = "call"
+    CARRIED_OWN = frozenset({"olr_carry"})
+    FIRST_PIECE_ALONE = True        # the layouts it types from the data the later ones use
     SUMMARY = "OpenLogReplicator JSON output (Oracle redo log)"
     HELP = {
         "epoch_unit": "the unit of epoch times (tm and DATE/TIMESTAMP values): s, ms, us, ns, "
@@ -203,6 +212,92 @@ class Olr(Format):
     def find_record_start(self, data, offset: int, native: bool, known: int) -> int:
         return record_start(data, offset)
 
+    # -- threads: the carried scn / tm across pieces (cdcfast/pieces.py) ------------------
+    def carried_agrees(self, carried: dict, want) -> bool:
+        """The carried fields a piece read before it wrote them are what the pieces before
+        it left: a given entry's value, or none where none is."""
+        notes = getattr(want, "carry_notes", None)
+        if not notes or not notes[0]:
+            return True
+        now = _carry_entries(carried.get("olr_carry", b""))
+        for d in np.frombuffer(notes[0], CARRY):
+            e = now.get(int(d["xid"]))
+            field = "scn" if d["flags"] & C_DEP_SCN else "tm"
+            used = (int(d["has_" + field]), int(d[field])) if d["flags"] & C_GIVEN else (0, 0)
+            used = used if used[0] else (0, 0)
+            real = (int(e["has_" + field]), int(e[field])) if e is not None else (0, 0)
+            if used != (real if real[0] else (0, 0)):
+                return False
+        return True
+
+    def carried_merge(self, carried: dict, want) -> None:
+        """The open transactions a piece touched as it left them (a field it never wrote of
+        one it was given: as the pieces before it left it), the others as they were."""
+        notes = getattr(want, "carry_notes", None)
+        if notes is None:
+            return
+        now = _carry_entries(carried.get("olr_carry", b""))
+        touched = set(np.frombuffer(notes[1], np.uint64).tolist())
+        out = {x: e for x, e in now.items() if x not in touched}
+        for e in np.frombuffer(want.carried.get("olr_carry", b""), CARRY).copy():
+            x = int(e["xid"])
+            if x not in touched:
+                continue
+            base = now.get(x)
+            if e["flags"] & C_GIVEN:
+                for f, own in (("scn", C_OWN_SCN), ("tm", C_OWN_TM)):
+                    if not e["flags"] & own:
+                        e["has_" + f] = base["has_" + f] if base is not None else 0
+                        e[f] = base[f] if base is not None else 0
+            out[x] = e
+        carried["olr_carry"] = _carry_bytes(out)
+
+    def speculate(self, part, piece, carried: dict) -> None:
+        """The transactions open at a piece's start, most likely: the kernel run over the
+        SPECULATE_BYTES before it (a transaction begun earlier is missed; the join then finds
+        the piece relied on other values, and decodes it again)."""
+        from .. import _olr
+        if piece.count == 1 and part.count == 1:
+            p, lo = int(piece.offsets[0]), int(part.offsets[0])
+            a = max(lo, record_start(part.data, max(lo, p - SPECULATE_BYTES)))
+            offsets, valid = np.array([a, p], dtype=np.int64), None
+        else:
+            i = piece.base - part.base
+            j = max(0, int(np.searchsorted(part.offsets, part.offsets[i] - SPECULATE_BYTES)))
+            offsets = part.offsets[j:i + 1]
+            valid = None if part.valid is None else part.valid[j:i]
+        if len(offsets) < 2 or offsets[-1] <= offsets[0]:
+            return
+        sc = _olr.Scanner(part.data, offsets, valid, False,
+                          EPOCH_UNITS.index(self.options["epoch_unit"]))
+        while True:
+            r = sc.run()
+            if r == STOP_END:
+                break
+            if r == STOP_TABLE:
+                sc.add_table(sc.pending_name, -1)
+        got = _carry_entries(sc.carry_state())
+        if got:
+            now = _carry_entries(carried.get("olr_carry", b""))
+            now.update(got)
+            carried["olr_carry"] = _carry_bytes(now)
+
+
+
+# the kernel's carry entries (native/cdcfast/_olr.pyx, Carry) and their flags
+CARRY = np.dtype([("xid", "<u8"), ("scn", "<i8"), ("tm", "<i8"), ("has_scn", "u1"),
+                  ("has_tm", "u1"), ("flags", "u1")], align=True)
+C_GIVEN, C_SEEN, C_OWN_SCN, C_OWN_TM, C_DEP_SCN, C_DEP_TM = 1, 2, 4, 8, 16, 32
+SPECULATE_BYTES = 1 << 18       # the bytes before a piece its carried state is guessed from
+
+
+def _carry_entries(state: bytes) -> dict:
+    return {int(e["xid"]): e for e in np.frombuffer(state, CARRY).copy()}
+
+
+def _carry_bytes(entries: dict) -> bytes:
+    a = np.array(list(entries.values()), dtype=CARRY) if entries else np.zeros(0, CARRY)
+    return a.tobytes()
 
 
 # -- OpenLogReplicator schema.columns (SPEC §5.4) -------------------------------------------
