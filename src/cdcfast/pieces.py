@@ -7,12 +7,18 @@ the pieces decode at once. The pieces' results are joined in input order into wh
 gives, row for row:
 
 - `seq`: a piece counts its ordinals from 0; the join adds the records of the pieces before it
-  (of the same message where the format restarts `seq` per message);
+  (of the same message where the format restarts `seq` per message) to the rows whose `seq`
+  is the ordinal (not the vendor's own number: Want.seq_masks);
 - byte offsets count from the message's start (`Part.head`), message indexes from the part's
   (`Part.base`);
-- what a format carries from one part to the next (`Want.carried`, e.g. ibm-delimited's N of a
-  table the catalog lacks) is checked piece by piece against what the pieces before it fixed;
-  a piece that assumed otherwise is decoded again, in order, from the right state;
+- what a format carries from one part to the next (`Want.carried`: ibm-delimited's N of a
+  table the catalog lacks through `Want.recall`, the JSON formats' layouts and Qlik's
+  metadata through `Noted` dicts, OLR's carried scn/tm through the format's own
+  `carried_agrees` / `carried_merge`) is checked piece by piece against what the pieces
+  before it left; a piece that relied on something else is decoded again, in order, from the
+  right state. A piece starts from what the pieces before it left so far, and from what the
+  format guesses of those still on their way (`Format.speculate`: OLR's open transactions),
+  or waits for its part's first piece (`FIRST_PIECE_ALONE`);
 - statistics add up in order; in FAILFAST the error raised is the earliest in input order: a
   piece that fails is decoded again, in order, after every piece before it was handed out.
 
