@@ -124,6 +124,7 @@ cdef enum:
 
 cdef enum:
     NE = NF - E_OP       # an element's fields, kept per element of the document
+    NOT_READ = -4        # (pre_image) the image is left to the element's turn
 
 FIELDS = NF
 
@@ -198,6 +199,12 @@ cdef class Scanner(Walker):
     cdef readonly bint pending_data     # STOP_TABLE: the element is a data event
     cdef uint8_t* scratch           # a value's text unescaped
     cdef int64_t scap
+    # the first element's images, read as the walk meets them (checked) into the row its
+    # table's output will give it: which output (-1: none), row and op; which images
+    cdef int64_t pre_slot, pre_row
+    cdef int pre_op
+    cdef bint pre_b, pre_a
+    cdef readonly int64_t read_as_met   # rows whose images were (tests/test_olr_images_once.py)
 
     def __cinit__(self, data, offsets, valid, bint images, int epoch_unit=0):
         self.epoch_unit = epoch_unit
@@ -214,6 +221,9 @@ cdef class Scanner(Walker):
         self.elcap = 0
         self.scratch = NULL
         self.scap = 0
+        self.pre_slot = -1
+        self.pre_b = self.pre_a = False
+        self.read_as_met = 0
 
     def __dealloc__(self):
         free(self.carry)
@@ -280,6 +290,7 @@ cdef class Scanner(Walker):
                 if top != BAD and not self.utf8_ok(start, top):
                     top = BAD
             if top == BAD:
+                self.undo_pre()
                 if json_document(b, start, stop, &doc_end, &code, &err_pos) != 0:
                     r = self.corrupt(start, stop, P_JSON, code, err_pos)
                     if r == 0:
@@ -298,6 +309,8 @@ cdef class Scanner(Walker):
                 self.checking = False
                 top = self.message_walk(start)
             self.dend = top
+            if self.hn[M_PAYLOAD] != 1 or b[self.hp[M_PAYLOAD]] != 91:
+                self.undo_pre()             # (a corrupt record: no row of its elements)
             self.checking = False           # (the walk has checked the whole document)
             v = self.hp[M_PAYLOAD]
             if self.hn[M_PAYLOAD] == 0 or b[v] == 110:
@@ -393,6 +406,7 @@ cdef class Scanner(Walker):
         end, or BAD."""
         self.reset_fields(0, NF)
         self.ne = 0
+        self.undo_pre()
         return self.walk(start, 0, 1)
 
     cdef int64_t walk(self, int64_t i, int level, int depth) except -2 nogil:
@@ -418,11 +432,15 @@ cdef class Scanner(Walker):
                     self.hp[f] = v
                 elif self.hn[f] == 2:
                     self.hk[f] = i
+            e = NOT_READ
             if f == E_SCHEMA and b[v] == 123 and self.hn[f] == 1:
                 e = self.walk(v, 2, depth + 1)
             elif f == M_PAYLOAD and b[v] == 91 and self.hn[f] == 1:
                 e = self.elements(v, depth + 1)
-            else:
+            elif (f == E_AFTER or f == E_BEFORE) and b[v] == 123 and self.hn[f] == 1 \
+                    and self.ne == 0 and self.images:
+                e = self.pre_image(v, f == E_AFTER, depth + 1)
+            if e == NOT_READ:
                 e = self.skip(v, 512 - depth)
             if e == BAD:
                 return BAD
@@ -713,6 +731,7 @@ cdef class Scanner(Walker):
         cdef int op
         cdef bint data, control
         if b[start] != 123:
+            self.undo_pre()
             return self.corrupt(start, end, P_ELEMENT, n, start)
         memcpy(&self.hp[E_OP], self.el_hp + n * NE, NE * 8)
         memcpy(&self.hk[E_OP], self.el_hk + n * NE, NE * 8)
@@ -725,9 +744,13 @@ cdef class Scanner(Walker):
         data = not control
         if op == OP_COMMIT:
             self.saw_commit = True
+        if self.pre_slot >= 0 and (n != 0 or op != self.pre_op or not data
+                                   or self.hn[E_BEFORE] > 1 or self.hn[E_AFTER] > 1):
+            self.undo_pre()                 # not this element's images after all
         if control and self.images:             # control events: headers() only
             return self.counted(True, False)
         if data and not self.is_text(ES_TABLE):
+            self.undo_pre()
             if op != OP_NONE:
                 return self.corrupt(start, end, P_TABLE, n, start)
             if self.hn[E_OP] > 1:           # nothing tells what it is: its op's problem
@@ -737,6 +760,7 @@ cdef class Scanner(Walker):
             return self.corrupt(start, end, P_OP_CORRUPT, 2, self.hp[E_OP])
         tid = self.element_table(0 if data else 1)
         if tid < 0:
+            self.undo_pre()
             self.pending_data = data
             with gil:
                 self.pending_columns = None
@@ -745,6 +769,8 @@ cdef class Scanner(Walker):
             return STOP_TABLE
         self.cur_tid = tid
         slot = self.tslot[tid]
+        if self.pre_slot >= 0 and self.pre_slot != slot:
+            self.undo_pre()
         if slot <= -2:                      # a table name with a lone surrogate: none
             return self.corrupt(start, end, P_TABLE, n, start)
         self.unknown += self.tunk[tid]
@@ -757,13 +783,17 @@ cdef class Scanner(Walker):
         """The element's row, into its output o (at `slot`)."""
         cdef int64_t row
         cdef int r
+        if self.pre_slot >= 0 and o.length != self.pre_row:
+            self.undo_pre()
         if o.length >= self.batch_rows:
+            self.undo_pre()
             self.unknown -= self.tunk[tid]
             self.full_slot = slot
             return STOP_BATCH
-        o.reserve_row()
+        if self.pre_slot < 0:
+            o.reserve_row()
+            o.null_row(o.length)
         row = o.length
-        o.null_row(row)
         self.header(o, row, op, start, end)
         if data and o.images and op != OP_NONE:
             r = self.images_of(o, row, op)
@@ -772,12 +802,90 @@ cdef class Scanner(Walker):
                 self.unknown -= self.tunk[tid]
                 return r
             self.extra += self.nx
+        if self.pre_slot >= 0:              # its images are the row's now
+            self.read_as_met += 1
+        self.pre_slot = -1
+        self.pre_a = self.pre_b = False
         if control:
             self.control += 1
         o.finish_row(row, self.msg, start, end, op)
         self.records += 1
         self.seq += 1
         return 0
+
+    # -- the first element's images, read as the walk meets them -----------------------------
+    cdef int64_t pre_image(self, int64_t v, bint after, int depth) except -2 nogil:
+        """The image object at v of the document's first element, read now (checked) into
+        the row its table's output will give it, when the element's op (it reads this image)
+        and table (an output of a layout not typed by the data, with room) are known already;
+        returns its end, BAD, or NOT_READ (then `skip`ped as before, and read with the rest
+        of the element)."""
+        cdef int op
+        cdef int64_t tid, slot
+        if self.hn[E_OP] != 1:
+            return NOT_READ
+        op = self.element_op()
+        if not ((after and (op == OP_C or op == OP_U))
+                or (not after and (op == OP_D or op == OP_U))):
+            return NOT_READ
+        if self.pre_slot < 0:
+            if self.hn[E_SCHEMA] != 1 or not self.is_text(ES_TABLE):
+                return NOT_READ
+            tid = self.known_table()
+            if tid < 0:
+                return NOT_READ
+            slot = self.tslot[tid]
+            if slot < 0 or self.tunk[tid] or not self.pre_row_in(<Out>self.outp[slot], slot):
+                return NOT_READ
+            self.pre_op = op
+        elif op != self.pre_op:
+            return NOT_READ
+        if after:
+            self.pre_a = True
+        else:
+            self.pre_b = True
+        return self.pre_walk(<Out>self.outp[self.pre_slot], v, after, depth)
+
+    cdef int64_t pre_walk(self, Out o, int64_t v, bint after, int depth) except -2 nogil:
+        return self.walk_image(o, self.pre_row, v, after, depth, after or o.want_before)
+
+    cdef bint pre_row_in(self, Out o, int64_t slot) except -1 nogil:
+        """A row reserved in the output at `slot` for the element's images (images_row)."""
+        if not self.images_row(o):
+            return False
+        self.pre_slot = slot
+        self.pre_row = o.length
+        return True
+
+    cdef int64_t known_table(self) noexcept nogil:
+        """The id of the element's (schema.owner, schema.table) when it has one already,
+        else -1 (nothing asked of Python: that waits for the element's turn)."""
+        cdef const uint8_t* b = self.buf
+        cdef const char* p
+        cdef int64_t t, sa = 0, sn = 0, ta = self.hp[ES_TABLE], tn = self.he[ES_TABLE] - ta
+        if self.is_text(ES_OWNER):
+            sa = self.hp[ES_OWNER]
+            sn = self.he[ES_OWNER] - sa
+        t = self.last_tid
+        if t >= 0:
+            p = self.tname[t]
+            if self.tname_n[t] == 2 + sn + tn and p[0] == 0 \
+                    and memcmp(p + 1, b + sa, sn) == 0 and memcmp(p + 2 + sn, b + ta, tn) == 0:
+                return t
+        for t in range(self.ntid):
+            p = self.tname[t]
+            if self.tname_n[t] == 2 + sn + tn and p[0] == 0 \
+                    and memcmp(p + 1, b + sa, sn) == 0 and memcmp(p + 2 + sn, b + ta, tn) == 0:
+                return t
+        return -1
+
+    cdef void undo_pre(self) noexcept nogil:
+        """Take back the images read as the walk met them (the element turned out to be
+        another table's, a control event, a corrupt record, or not the first)."""
+        if self.pre_slot >= 0:
+            (<Out>self.outp[self.pre_slot]).clear_row(self.pre_row)
+        self.pre_slot = -1
+        self.pre_a = self.pre_b = False
 
     cdef uint8_t* room(self, int64_t n) except NULL nogil:
         if n > self.scap:
@@ -991,16 +1099,18 @@ cdef class Scanner(Walker):
         cdef int64_t j, n
         cdef int r
         cdef bint has_b = False, has_a = False
-        self.nx = 0
-        if o.ncols:                              # no columns: no arrays (NULL)
-            memset(o.sent_b, 0, o.ncols)
-            memset(o.sent_a, 0, o.ncols)
+        cdef bint pre = self.pre_slot >= 0
+        if not pre:
+            self.nx = 0
+            if o.ncols:                              # no columns: no arrays (NULL)
+                memset(o.sent_b, 0, o.ncols)
+                memset(o.sent_a, 0, o.ncols)
         if op == OP_D or op == OP_U:
-            r = self.one_image(o, row, 0, &has_b)
+            r = self.image_of(o, row, 0, pre and self.pre_b, &has_b)
             if r != 0:
                 return r
         if op == OP_C or op == OP_U:
-            r = self.one_image(o, row, 1, &has_a)
+            r = self.image_of(o, row, 1, pre and self.pre_a, &has_a)
             if r != 0:
                 return r
         n = o.ncols
@@ -1030,6 +1140,18 @@ cdef class Scanner(Walker):
                     fl[4 * j][0][byte] |= bit
                     if not o.sent_b[j] or differs(<Column>o.beforep[j], <Column>o.afterp[j], row):
                         fl[4 * j + 2][0][byte] |= bit
+        return 0
+
+    cdef int image_of(self, Out o, int64_t row, int which, bint read, bint* has) except -1 nogil:
+        """The before (0) or after (1) image, unless the walk read it as it met it
+        (`read`)."""
+        if not read:
+            return self.one_image(o, row, which, has)
+        has[0] = True
+        if which:
+            col_valid(o.after_v, row)
+        else:
+            col_valid(o.before_v, row)
         return 0
 
     cdef int one_image(self, Out o, int64_t row, int which, bint* has) except -1 nogil:

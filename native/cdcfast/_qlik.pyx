@@ -711,14 +711,8 @@ cdef class Scanner(Walker):
         return self.reserve_pre(<Out>self.outp[slot], slot, tid)
 
     cdef bint reserve_pre(self, Out o, int64_t slot, int64_t tid) except -1 nogil:
-        if not o.images or o.derived or o.length >= self.batch_rows:
+        if not self.images_row(o):
             return False
-        o.reserve_row()
-        o.null_row(o.length)
-        if o.ncols:                              # no columns: no arrays (NULL)
-            memset(o.sent_b, 0, o.ncols)
-            memset(o.sent_a, 0, o.ncols)
-        self.nx = 0
         self.pre_slot = slot
         self.pre_row = o.length
         self.pre_tid = tid

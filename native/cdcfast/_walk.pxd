@@ -131,3 +131,5 @@ cdef class Walker:
     cdef void extra_key(self, int64_t k, int64_t e, int esc) noexcept nogil
     @cython.final
     cdef void reset_fields(self, int64_t a, int64_t z) noexcept nogil
+    @cython.final
+    cdef bint images_row(self, Out o) except -1 nogil

@@ -2,7 +2,7 @@
 """The walk every message kernel of a JSON format shares: see _walk.pxd."""
 from libc.stdint cimport uint8_t, int64_t
 from libc.stdlib cimport free
-from libc.string cimport memcmp, memchr
+from libc.string cimport memcmp, memchr, memset
 
 from cdcfast._mem cimport grow
 from cdcfast._arrow cimport Column, col_valid
@@ -492,6 +492,21 @@ cdef class Walker:
             i = self.after_value(e, 125, &done)
             if i == BAD or done:
                 return i
+
+    cdef bint images_row(self, Out o) except -1 nogil:
+        """The output's next row reserved for images read as the walk meets them, before
+        their record is known to be its (qlik, olr): when the output has a layout of its own
+        (not typed by the data) and room in its batch. The row is null, no column of it sent
+        yet, no key the table lacks met."""
+        if not o.images or o.derived or o.length >= self.batch_rows:
+            return False
+        o.reserve_row()
+        o.null_row(o.length)
+        if o.ncols:                              # no columns: no arrays (NULL)
+            memset(o.sent_b, 0, o.ncols)
+            memset(o.sent_a, 0, o.ncols)
+        self.nx = 0
+        return True
 
     cdef void reset_fields(self, int64_t a, int64_t z) noexcept nogil:
         """Fields a .. z-1 not met (yet)."""
