@@ -22,7 +22,7 @@ gives, row for row:
 - statistics add up in order; in FAILFAST the error raised is the earliest in input order: a
   piece that fails is decoded again, in order, after every piece before it was handed out.
 
-Pieces in flight are bounded (`threads + 1`), so `read_batches` keeps its bounded memory.
+Pieces in flight are bounded (IN_FLIGHT a thread), so `read_batches` keeps its bounded memory.
 """
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ from .sources import Part, release
 
 PARALLEL_MIN = 4 << 20      # a part smaller than this decodes on the calling thread
 PIECE_MIN = 1 << 20         # pieces of at least this many bytes…
-PIECE_MAX = 32 << 20        # …and at most this many (memory in flight: threads + 1 pieces)
+PIECE_MAX = 32 << 20        # …and at most this many
+IN_FLIGHT = 2               # pieces handed to the pool per thread, at most (memory in flight)
 
 
 def cores() -> int:
@@ -279,7 +280,7 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
         released = (-1, 0)      # (part number, byte): a mapped file's pages given back below
         try:
             while True:
-                while len(queue) < threads + 1 and not (
+                while len(queue) < IN_FLIGHT * threads and not (
                         fmt.FIRST_PIECE_ALONE and queue and queue[0][0].first):
                     piece = next(todo, None)
                     if piece is None:
