@@ -123,7 +123,6 @@ class Olr(Format):
     THREADED = True
     SEQ_SCOPE = "call"
     CARRIED_OWN = frozenset({"olr_carry"})
-    FIRST_PIECE_ALONE = True        # the layouts it types from the data the later ones use
     SUMMARY = "OpenLogReplicator JSON output (Oracle redo log)"
     HELP = {
         "epoch_unit": "the unit of epoch times (tm and DATE/TIMESTAMP values): s, ms, us, ns, "
@@ -141,6 +140,12 @@ class Olr(Format):
                       "or write one from the tables' DDL, and pass it as catalog=…; for the data "
                       "source, write it with Catalog.save(path) and give "
                       ".option(\"catalog\", path)")
+
+    @property
+    def FIRST_PIECE_ALONE(self) -> bool:
+        """Without a catalog, the layouts its first piece types from the data (or fixes from
+        schema.columns) are the later pieces' (cdcfast/pieces.py)."""
+        return not self.catalog
 
     @classmethod
     def catalog_from(cls, messages) -> Catalog:
