@@ -40,6 +40,7 @@ PARALLEL_MIN = 4 << 20      # a part smaller than this decodes on the calling th
 PIECE_MIN = 1 << 20         # pieces of at least this many bytes…
 PIECE_MAX = 32 << 20        # …and at most this many
 IN_FLIGHT = 2               # pieces handed to the pool per thread, at most (memory in flight)
+FIRST_PIECE = 256 << 10     # a first piece decoded alone (Format.FIRST_PIECE_ALONE): short
 
 
 def cores() -> int:
@@ -77,7 +78,7 @@ def pieces(fmt, part: Part, threads: int):
         yield part, True
         return
     step = piece_bytes(size, threads)
-    first = PIECE_MIN if fmt.FIRST_PIECE_ALONE else 0
+    first = min(FIRST_PIECE, PIECE_MIN) if fmt.FIRST_PIECE_ALONE else 0
     if part.count == 1:
         a0, b0 = int(part.offsets[0]), int(part.offsets[1])
         whole = fmt.piece_state(part)
