@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..catalog import DATE32, STRING, TIMESTAMP, Catalog, Column, ColumnType, Table, parse_type
-from ._json_codes import STOP_END, STOP_TABLE
+from ._json_codes import STOP_PAUSE, STOP_TABLE
 from ._jsonmessages import LCol, Layout, documents, record_start
 from .base import Format, grown_table
 
@@ -220,20 +220,25 @@ class Olr(Format):
     # -- threads: the carried scn / tm across pieces (cdcfast/pieces.py) ------------------
     def carried_agrees(self, carried: dict, want) -> bool:
         """The carried fields a piece read before it wrote them are what the pieces before
-        it left: a given entry's value, or none where none is."""
+        it left: a given entry's value, or none where none is (one comparison of arrays:
+        a piece may have read as many as it met transactions)."""
         notes = getattr(want, "carry_notes", None)
         if not notes or not notes[0]:
             return True
-        now = _carry_entries(carried.get("olr_carry", b""))
-        for d in np.frombuffer(notes[0], CARRY):
-            e = now.get(int(d["xid"]))
-            field = "scn" if d["flags"] & C_DEP_SCN else "tm"
-            used = (int(d["has_" + field]), int(d[field])) if d["flags"] & C_GIVEN else (0, 0)
-            used = used if used[0] else (0, 0)
-            real = (int(e["has_" + field]), int(e[field])) if e is not None else (0, 0)
-            if used != (real if real[0] else (0, 0)):
-                return False
-        return True
+        d = np.frombuffer(notes[0], CARRY)
+        now = np.frombuffer(carried.get("olr_carry", b""), CARRY)
+        scn = (d["flags"] & C_DEP_SCN) != 0
+        given = (d["flags"] & C_GIVEN) != 0
+        used_has = np.where(scn, d["has_scn"], d["has_tm"]).astype(bool) & given
+        used = np.where(used_has, np.where(scn, d["scn"], d["tm"]), 0)
+        order = np.argsort(now["xid"], kind="stable")
+        at = np.searchsorted(now["xid"], d["xid"], sorter=order)
+        at = order[np.minimum(at, max(len(now) - 1, 0))] if len(now) else at
+        found = (now["xid"][at] == d["xid"]) if len(now) else np.zeros(len(d), bool)
+        e = now[at] if len(now) else np.zeros(len(d), CARRY)
+        real_has = np.where(scn, e["has_scn"], e["has_tm"]).astype(bool) & found
+        real = np.where(real_has, np.where(scn, e["scn"], e["tm"]), 0)
+        return bool(np.array_equal(used_has, real_has) and np.array_equal(used, real))
 
     def carried_merge(self, carried: dict, want) -> None:
         """The open transactions a piece touched as it left them (a field it never wrote of
@@ -242,12 +247,12 @@ class Olr(Format):
         if notes is None:
             return
         now = _carry_entries(carried.get("olr_carry", b""))
-        touched = set(np.frombuffer(notes[1], np.uint64).tolist())
-        out = {x: e for x, e in now.items() if x not in touched}
-        for e in np.frombuffer(want.carried.get("olr_carry", b""), CARRY).copy():
+        touched = np.frombuffer(notes[1], np.uint64)
+        xs = np.fromiter(now, np.uint64, len(now))
+        out = {int(x): now[int(x)] for x in xs[~np.isin(xs, touched)]}
+        final = np.frombuffer(want.carried.get("olr_carry", b""), CARRY).copy()
+        for e in final[np.isin(final["xid"], touched)]:
             x = int(e["xid"])
-            if x not in touched:
-                continue
             base = now.get(x)
             if e["flags"] & C_GIVEN:
                 for f, own in (("scn", C_OWN_SCN), ("tm", C_OWN_TM)):
@@ -277,10 +282,10 @@ class Olr(Format):
                           EPOCH_UNITS.index(self.options["epoch_unit"]))
         while True:
             r = sc.run()
-            if r == STOP_END:
-                break
             if r == STOP_TABLE:
                 sc.add_table(sc.pending_name, -1)
+            elif r != STOP_PAUSE:           # the end (nothing else stops without outputs)
+                break
         got = _carry_entries(sc.carry_state())
         if got:
             now = _carry_entries(carried.get("olr_carry", b""))
