@@ -475,3 +475,16 @@ def test_olr_long_transactions_decoded_again(small_pieces, monkeypatch):
     data, cat = generate("olr", 1200, table_width=4, seed=12, records_per_txn=(20, 40))
     every_call("olr", data, cat, table=cat.tables[0].name)
     assert small_pieces["again"] > 0
+
+
+def test_piece_sizes_give_every_thread_as_many_pieces_as_few_as_fit():
+    mb = 1 << 20
+    step = _pieces.piece_bytes
+    assert step(100 * mb, 2) == 50 * mb + 1                 # one a thread
+    assert step(100 * mb, 4) == 25 * mb + 1
+    assert step(8 * mb, 16) == _pieces.PIECE_MIN            # never below PIECE_MIN
+    # over threads × PIECE_MAX: the same number of pieces a thread, each at most PIECE_MAX
+    s = step(1000 * mb, 2)
+    assert s <= _pieces.PIECE_MAX and -(-1000 * mb // s) == 16
+    s = step(129 * mb, 2)                                   # just over: two a thread
+    assert -(-129 * mb // s) == 4
