@@ -6,6 +6,7 @@ inside a string, a table the catalog lacks whose N a later piece fixes, a piece 
 again from the state the pieces before it left."""
 from __future__ import annotations
 
+import os
 import random
 import threading
 
@@ -488,3 +489,27 @@ def test_piece_sizes_give_every_thread_as_many_pieces_as_few_as_fit():
     assert s <= _pieces.PIECE_MAX and -(-1000 * mb // s) == 16
     s = step(129 * mb, 2)                                   # just over: two a thread
     assert -(-129 * mb // s) == 4
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork: POSIX only")
+def test_the_worker_pool_is_started_once_and_again_in_a_forked_child(small_pieces):
+    """Calls share the process's pool of workers; a forked child (Spark forks its Python
+    workers) has none of the parent's threads and starts its own."""
+    data, cat = lldf.generate(1500, table_width=8, seed=4)
+    dec = cdcfast.Decoder("lldf", catalog=cat, threads=2)
+    want = cdcfast.Decoder("lldf", catalog=cat, threads=1).decode_tables(data)
+    same_tables(dec.decode_tables(data), want)
+    pool = _pieces._pools[2]
+    same_tables(dec.decode_tables(data), want)
+    assert _pieces._pools[2] is pool and small_pieces["pieces"] > 4
+    pid = os.fork()
+    if pid == 0:                                            # the child: report by exit code
+        code = 1
+        try:
+            got = dec.decode_tables(data)
+            code = 0 if (got.keys() == want.keys() and all(got[k].equals(want[k]) for k in got)
+                         and _pieces._pools[2] is not pool) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import copy
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 import pyarrow as pa
@@ -59,6 +60,34 @@ def check_threads(threads) -> int | None:
         raise ValueError(f"threads must be a whole number of at least 1 (or None), "
                          f"not {threads!r}")
     return int(threads)
+
+
+_pools: dict = {}           # threads -> the process's pool of that many workers
+_pools_lock = threading.Lock()
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """The process's pool of `threads` workers, started once: starting two threads costs a
+    call about 2 ms before its second piece can begin (a tenth of a piece's fixed cost
+    again). Calls with the same `threads=` share it, as pyarrow's readers share one pool."""
+    with _pools_lock:
+        pool = _pools.get(threads)
+        if pool is None:
+            pool = _pools[threads] = ThreadPoolExecutor(threads,
+                                                        thread_name_prefix="cdcfast")
+        return pool
+
+
+def _forget_pools():
+    """In a forked child: the parent's workers are not there (Spark forks its Python
+    workers); the next call starts its own."""
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
 
 
 def piece_bytes(size: int, threads: int) -> int:
@@ -275,88 +304,89 @@ def threaded_batches(fmt, decode, parts, want, images, batch_rows, mode, stats, 
                 mode, list(stats))
         piece.exact = True
 
-    with ThreadPoolExecutor(threads, thread_name_prefix="cdcfast") as pool:
-        queue = []
-        todo = work()
-        seq_base = 0            # the records before the next piece that its seq counts after
-        last_message = None
-        released = (-1, 0)      # (part number, byte): a mapped file's pages given back below
-        try:
-            while True:
-                while len(queue) < IN_FLIGHT * threads and not (
-                        fmt.FIRST_PIECE_ALONE and queue and queue[0][0].first):
-                    piece = next(todo, None)
-                    if piece is None:
-                        break
-                    queue.append((piece, pool.submit(
-                        _decode, decode, fmt, piece, want, state_for(piece),
-                        images, batch_rows, mode, list(stats))))
-                if not queue:
+    pool = _pool(threads)
+    queue = []
+    todo = work()
+    seq_base = 0            # the records before the next piece that its seq counts after
+    last_message = None
+    released = (-1, 0)      # (part number, byte): a mapped file's pages given back below
+    try:
+        while True:
+            while len(queue) < IN_FLIGHT * threads and not (
+                    fmt.FIRST_PIECE_ALONE and queue and queue[0][0].first):
+                piece = next(todo, None)
+                if piece is None:
                     break
-                piece, fut = queue.pop(0)
-                fut.result()
-                if per_message and piece.message != last_message:
-                    seq_base = 0
-                last_message = piece.message
+                queue.append((piece, pool.submit(
+                    _decode, decode, fmt, piece, want, state_for(piece),
+                    images, batch_rows, mode, list(stats))))
+            if not queue:
+                break
+            piece, fut = queue.pop(0)
+            fut.result()
+            if per_message and piece.message != last_message:
+                seq_base = 0
+            last_message = piece.message
 
-                while True:
-                    if piece.message is not None and not piece.last and piece.want.open_end:
-                        # the guessed cut after it fell inside a string: join the next piece
-                        nxt, f = queue.pop(0) if queue else (next(todo), None)
-                        if f is not None:
-                            f.cancel()
-                        piece = _Piece(Part(piece.part.data,
-                                            np.array([piece.part.offsets[0],
-                                                      nxt.part.offsets[-1]], dtype=np.int64),
-                                            None, piece.part.base, head=piece.part.head,
-                                            whole=piece.part.whole),
-                                       piece.number, piece.message, piece.rest, nxt.last)
-                        again(piece)
-                    elif piece.want.unsure:
-                        break
-                    elif not piece.exact and (piece.error is not None
-                                              or not _agrees(want.carried, piece.want,
-                                                             fmt)):
-                        again(piece)
-                    else:
-                        break
-                if piece.want.unsure:
-                    # it relied on what only the rest of its part can tell (ibm-delimited:
-                    # a table no record of the piece gives N for): the rest of the part is
-                    # decoded here, in one go, as one thread does
-                    abandoned.add(piece.number)
-                    for p, f in queue:
-                        if p.number == piece.number:
-                            f.cancel()
-                    queue = [(p, f) for p, f in queue if p.number != piece.number]
-                    w = _want_of(want, copy.deepcopy(want.carried))
-                    rest_stats = dict.fromkeys(stats, 0)
-                    try:
-                        for key, batch in decode(fmt, [piece.rest], w, images, batch_rows,
-                                                 mode, rest_stats):
-                            yield key, _add_seq(batch, seq_base, w.seq_masks[-1]
-                                                if w.seq_masks else None)
-                    finally:
-                        account(rest_stats, w)
-                    seq_base += rest_stats["records"]
-                    if piece.message is None and per_message:
-                        seq_base = 0
-                    continue
-                account(piece.stats, piece.want)
-                for (key, batch), vendor in zip(piece.batches,
-                                                _masks(piece.want, len(piece.batches))):
-                    yield key, _add_seq(batch, seq_base, vendor)
-                if piece.error is not None:
-                    raise piece.error
-                # a mapped file's pages behind the pieces handed out (each piece gives back
-                # only its own, and too few at a time): read_batches stays bounded
-                if released[0] != piece.number:
-                    released = (piece.number, int(piece.part.offsets[0]))
-                released = (piece.number, release(piece.part.data, int(piece.part.offsets[-1]),
-                                                  released[1]))
-                seq_base += piece.stats["records"]
+            while True:
+                if piece.message is not None and not piece.last and piece.want.open_end:
+                    # the guessed cut after it fell inside a string: join the next piece
+                    nxt, f = queue.pop(0) if queue else (next(todo), None)
+                    if f is not None:
+                        f.cancel()
+                    piece = _Piece(Part(piece.part.data,
+                                        np.array([piece.part.offsets[0],
+                                                  nxt.part.offsets[-1]], dtype=np.int64),
+                                        None, piece.part.base, head=piece.part.head,
+                                        whole=piece.part.whole),
+                                   piece.number, piece.message, piece.rest, nxt.last)
+                    again(piece)
+                elif piece.want.unsure:
+                    break
+                elif not piece.exact and (piece.error is not None
+                                          or not _agrees(want.carried, piece.want,
+                                                         fmt)):
+                    again(piece)
+                else:
+                    break
+            if piece.want.unsure:
+                # it relied on what only the rest of its part can tell (ibm-delimited:
+                # a table no record of the piece gives N for): the rest of the part is
+                # decoded here, in one go, as one thread does
+                abandoned.add(piece.number)
+                for p, f in queue:
+                    if p.number == piece.number:
+                        f.cancel()
+                queue = [(p, f) for p, f in queue if p.number != piece.number]
+                w = _want_of(want, copy.deepcopy(want.carried))
+                rest_stats = dict.fromkeys(stats, 0)
+                try:
+                    for key, batch in decode(fmt, [piece.rest], w, images, batch_rows,
+                                             mode, rest_stats):
+                        yield key, _add_seq(batch, seq_base, w.seq_masks[-1]
+                                            if w.seq_masks else None)
+                finally:
+                    account(rest_stats, w)
+                seq_base += rest_stats["records"]
                 if piece.message is None and per_message:
                     seq_base = 0
-        finally:
-            for _, fut in queue:
-                fut.cancel()
+                continue
+            account(piece.stats, piece.want)
+            for (key, batch), vendor in zip(piece.batches,
+                                            _masks(piece.want, len(piece.batches))):
+                yield key, _add_seq(batch, seq_base, vendor)
+            if piece.error is not None:
+                raise piece.error
+            # a mapped file's pages behind the pieces handed out (each piece gives back
+            # only its own, and too few at a time): read_batches stays bounded
+            if released[0] != piece.number:
+                released = (piece.number, int(piece.part.offsets[0]))
+            released = (piece.number, release(piece.part.data, int(piece.part.offsets[-1]),
+                                              released[1]))
+            seq_base += piece.stats["records"]
+            if piece.message is None and per_message:
+                seq_base = 0
+    finally:
+        # pieces still running read the input: the caller may close it (a mapped file)
+        # once this returns, so they end first
+        wait([fut for _, fut in queue if not fut.cancel()])
