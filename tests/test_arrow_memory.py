@@ -95,3 +95,28 @@ def test_a_struct_field_outlives_its_table(two_inputs):
     assert ([k.to_pylist() for k in kept], flags.to_pylist()) == want
     for k in kept:
         k.validate(full=True)
+
+
+@pytest.mark.parametrize("fmt", ["debezium", "olr", "qlik"])
+def test_json_columns_are_sized_once_a_batch(fmt):
+    """A JSON run sizes its columns from how far through its input it is (_rows.Progress),
+    instead of doubling them: the blocks a doubling leaves behind (as much as the output
+    itself) are not there while the output lives, and a repeated decode of the same input
+    finds every block it needs in the cache."""
+    from cdcfast import _arrow
+    data, cat = generate(fmt, rows=20000, table_width=8, seed=3)
+    dec = cdcfast.Decoder(fmt, catalog=cat, threads=1)
+    table = cat.tables[0].name
+    cdcfast.release_memory()
+    t = dec.decode(data, table=table)
+    left_behind = _arrow.cache_info()[1]
+    assert t.num_rows > 10000
+    assert left_behind < 0.15 * t.nbytes, (left_behind, t.nbytes)
+    want = t.to_pylist()
+    del t
+    held = _arrow.cache_info()[1]
+    t = dec.decode(data, table=table)
+    assert t.to_pylist() == want
+    assert _arrow.cache_info()[1] <= held - 0.8 * t.nbytes      # taken from the cache
+    del t
+    cdcfast.release_memory()

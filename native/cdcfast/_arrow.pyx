@@ -261,6 +261,13 @@ cdef class Column:
         self._fresh(64)
         return vb
 
+    def data_view(self, int64_t nbytes):
+        """An Arrow buffer over the first nbytes of the data block, no copy (the buffer
+        keeps the block alive; bytes written later show through it)."""
+        if self.dbuf is None or not 0 <= nbytes <= self.dbuf.cap:
+            raise ValueError(f"no {nbytes} data bytes to view")
+        return _buffer(self.dbuf, nbytes)
+
     @property
     def rows(self):
         return self.length

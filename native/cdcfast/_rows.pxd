@@ -33,6 +33,14 @@ cdef enum:
 
 
 @cython.final
+cdef class Progress:
+    """How far a run is through its input (bytes `start`..`end`, now at `at`) and its
+    batches' rows at most: what its Outs size their columns by. A cell of its own, shared by
+    the run and its Outs, so an Out never points into a run that is gone."""
+    cdef public int64_t at, start, end, batch_rows
+
+
+@cython.final
 cdef class Out:
     cdef readonly int64_t ncols
     cdef readonly bint images
@@ -64,15 +72,20 @@ cdef class Out:
     cdef int64_t* errs
     cdef readonly int64_t nerr
     cdef int64_t errcap
-    # per row: message index, record start and end (for _corrupt_record), what it is
+    # per row: message index, record start and end (for _corrupt_record), what it is; in
+    # Columns (`rinfo`) only for their blocks: a repeated call writes into pages it has
+    # (the block cache), not fresh ones
     cdef int64_t* rmsg
     cdef int64_t* rstart
     cdef int64_t* rend
     cdef uint8_t* rop
     cdef uint8_t* rvend                 # per row: seq is the vendor's number, not the ordinal
     cdef int64_t rcap
+    cdef list rinfo
     cdef readonly int64_t length
     cdef int64_t room                   # rows every column has room for
+    cdef public Progress progress       # the run's (None: columns grow by doubling alone)
+    cdef bint sized                     # this batch's columns were sized from it
     cdef list vars_                     # the VAR columns (a null row sets their offset)
     cdef int32_t*** voffs
     cdef int64_t** vdlen
@@ -92,6 +105,7 @@ cdef class Out:
     cdef _column(self, int32_t kind, int32_t prec, int32_t scale, bint nullable, str name)
     cdef _vars(self)
     cdef _grow_rows(self, int64_t n)
+    cdef _grow_info(self, int64_t n)
     cdef int64_t column_of(self, const uint8_t* k, int64_t n) noexcept nogil
     cdef int64_t column_of_escaped(self, const uint8_t* k, int64_t n) except -2 nogil
     cdef int twice_problem(self, int64_t row, int64_t field, int64_t pos) except -1 nogil

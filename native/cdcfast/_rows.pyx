@@ -14,6 +14,9 @@ from cdcfast._json_codes cimport W_TWICE
 import numpy as np
 
 
+cdef int64_t SIZE_AFTER_ROWS = 256     # rows a batch has before its columns are sized
+
+
 cdef class Out:
     """One output table of a run: the envelope's columns, and the row images of its table
     when it has a layout and the call wants images."""
@@ -61,6 +64,10 @@ cdef class Out:
         self.rop = NULL
         self.rvend = NULL
         self.rcap = 0
+        self.progress = None
+        self.sized = False
+        self.rinfo = [Column(FIXED, 8, 0), Column(FIXED, 8, 0), Column(FIXED, 8, 0),
+                      Column(FIXED, 1, 0), Column(FIXED, 1, 0)]
         self.length = 0
         for j in range(n):
             self._column(kinds[j], precs[j], scales[j], nullables[j], names[j])
@@ -84,11 +91,6 @@ cdef class Out:
         free(self.changedp)
         free(self.presentp)
         free(self.errs)
-        free(self.rmsg)
-        free(self.rstart)
-        free(self.rend)
-        free(self.rop)
-        free(self.rvend)
 
     cdef _column(self, int32_t kind, int32_t prec, int32_t scale, bint nullable, str name):
         """One more image column (the layout's next)."""
@@ -251,19 +253,48 @@ cdef class Out:
             with gil:
                 self._grow_rows(n)
         if self.rcap <= n:
-            self.rcap = max(64, 2 * self.rcap)
-            self.rmsg = <int64_t*>grow(self.rmsg, self.rcap * 8)
-            self.rstart = <int64_t*>grow(self.rstart, self.rcap * 8)
-            self.rend = <int64_t*>grow(self.rend, self.rcap * 8)
-            self.rop = <uint8_t*>grow(self.rop, self.rcap)
-            self.rvend = <uint8_t*>grow(self.rvend, self.rcap)
+            with gil:
+                self._grow_info(n)
         return 0
 
-    cdef _grow_rows(self, int64_t n):
+    cdef _grow_info(self, int64_t n):
+        """Room for the per-row arrays past row n: as much as the columns have (or double)."""
         cdef Column c
+        cdef int64_t cap = max(64, 2 * self.rcap, self.room)
+        for c in self.rinfo:
+            c.length = n
+            c.reserve(cap - n)
+        self.rmsg = <int64_t*>(<Column>self.rinfo[0]).data
+        self.rstart = <int64_t*>(<Column>self.rinfo[1]).data
+        self.rend = <int64_t*>(<Column>self.rinfo[2]).data
+        self.rop = (<Column>self.rinfo[3]).data
+        self.rvend = (<Column>self.rinfo[4]).data
+        self.rcap = cap
+
+    cdef _grow_rows(self, int64_t n):
+        """Room past row n in every column: double, or — once a batch, when the run has
+        read enough to tell (`progress`) — the rows the batch will likely reach, so the
+        columns are allocated once instead of through a chain of doublings, each copying
+        what came before and leaving a block behind (as _arrow.presize does for the other
+        kernels)."""
+        cdef Column c
+        cdef int64_t more = max(64, n), est = 0, done, total
+        cdef Progress p = self.progress
+        if p is not None and not self.sized and n >= SIZE_AFTER_ROWS:
+            self.sized = True
+            done = p.at - p.start
+            total = p.end - p.start
+            if 0 < done < total:
+                est = min(p.batch_rows, <int64_t>(n * (<double>total / done) * 1.05) + 16)
+                if est > 2 * n:
+                    more = est - n
+                else:
+                    est = 0
         for c in self.cols:
             c.length = n
-            c.reserve(max(64, n))
+            c.reserve(more)
+            if est and c.layout == VAR and n > 0:
+                c.reserve_data(<int64_t>(c.dlen * (est / <double>n) * 1.1) - c.dlen + 64)
         self.room = min([c.cap for c in self.cols])
 
     cdef void clear_row(self, int64_t row) noexcept nogil:
@@ -336,14 +367,15 @@ cdef class Out:
         return [tuple(self.errs[b * 6 + k] for k in range(6)) + (self.rmsg[self.errs[0]],)]
 
     def rows_info(self):
-        """Per row: (message index, record start, record end) as int64 numpy arrays."""
+        """Per row: (message index, record start, record end) as int64 numpy arrays: views
+        of the Out's own arrays, no copy (rows written later, after `finished`, show
+        through them: use them before the next run)."""
         cdef int64_t n = self.length * 8
         if n == 0:
             e = np.zeros(0, dtype=np.int64)
             return e, e, e
-        return (np.frombuffer((<char*>self.rmsg)[:n], dtype=np.int64),
-                np.frombuffer((<char*>self.rstart)[:n], dtype=np.int64),
-                np.frombuffer((<char*>self.rend)[:n], dtype=np.int64))
+        return tuple(np.frombuffer((<Column>self.rinfo[k]).data_view(n), dtype=np.int64)
+                     for k in range(3))
 
     def vendor_seq(self):
         """Per row: whether its seq is the vendor's own number (not the ordinal), as a
@@ -351,7 +383,7 @@ cdef class Out:
         cdef int64_t n = self.length
         if n == 0 or memchr(self.rvend, 1, n) == NULL:
             return None
-        return np.frombuffer((<char*>self.rvend)[:n], dtype=np.uint8).astype(bool)
+        return np.frombuffer((<Column>self.rinfo[4]).data_view(n), dtype=np.bool_).copy()
 
     def sync_lengths(self):
         cdef Column c
@@ -361,6 +393,7 @@ cdef class Out:
     def finished(self):
         self.length = 0
         self.room = 0
+        self.sized = False
 
 
 cdef void** _pointers(void** p, list objs) except NULL:

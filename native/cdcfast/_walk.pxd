@@ -16,7 +16,7 @@ cimport cython
 from libc.stdint cimport uint8_t, int32_t, int64_t
 
 from cdcfast._arrow cimport Column
-from cdcfast._rows cimport Out
+from cdcfast._rows cimport Out, Progress
 # what a kernel stops for, the problem codes of a column value and the field numbers of image
 # columns, which every JSON kernel and its run number alike (the kernels cimport them from
 # here; their one spec: cdcfast/formats/_json_codes.py)
@@ -73,6 +73,7 @@ cdef class Walker:
     cdef uint8_t* tunk                  # per tid: a table no catalog or metadata describes
     cdef int64_t ntid, tcap, last_tid, cur_tid
     cdef readonly bytes pending_name    # STOP_TABLE: what the record named
+    cdef Progress progress              # how far the run is (its outputs size by it)
     # outputs, by slot
     cdef list outs
     cdef void** outp                    # the same, borrowed: cast back with <Out>

@@ -7,7 +7,7 @@ from libc.string cimport memcmp, memchr, memset
 from cdcfast._mem cimport grow
 from cdcfast._arrow cimport Column, col_valid
 from cdcfast._jsonrow cimport *
-from cdcfast._rows cimport Out, ROW_OTHER, NO_NAME
+from cdcfast._rows cimport Out, Progress, ROW_OTHER, NO_NAME
 
 cdef int64_t PAUSE_BYTES = 64 << 20
 
@@ -47,6 +47,9 @@ cdef class Walker:
         self.outs = []
         self.headers_slot = -1
         self.corrupt_slot = -1
+        self.progress = Progress()
+        self.progress.start = self.moff[0]
+        self.progress.end = self.moff[self.nmsg]
 
     def __dealloc__(self):
         free(self.tslot)
@@ -60,6 +63,7 @@ cdef class Walker:
 
     # -- what Python tells the walker --------------------------------------------------------
     def add_output(self, Out out):
+        out.progress = self.progress
         self.outs.append(out)
         self.outp = <void**>grow(self.outp, len(self.outs) * sizeof(void*))
         self.outp[self.nout] = <void*>out
@@ -111,6 +115,7 @@ cdef class Walker:
         """Decode documents until the part ends or Python is needed; returns a STOP_ code.
         The GIL is released meanwhile."""
         cdef int r
+        self.progress.batch_rows = self.batch_rows
         with nogil:
             r = self._run()
         return r
@@ -128,6 +133,7 @@ cdef class Walker:
                 self.pos = ws(self.buf, self.pos, self.piece_end)
                 if self.pos >= self.piece_end:
                     continue
+            self.progress.at = self.pos
             r = self.document()
             if r != 0:
                 return r
