@@ -104,3 +104,20 @@ def test_round_trip_and_lookup(tmp_path):
     assert Catalog.coerce(str(path)).to_dict() == cat.to_dict()
     assert Catalog.coerce(CAT).get("TEST.EMPLOYEE").columns[2].type.arrow_type == \
         pa.decimal128(9, 2)
+
+
+def test_catalog_values_copy_as_themselves():
+    """Tables, columns and types never change: a copy, deep or not, is the value itself (a
+    call on several threads deep-copies the state each piece starts from)."""
+    import copy
+    from cdcfast.catalog import Catalog
+    cat = Catalog.from_dict({"tables": [{"schema": "S", "table": "T", "columns": [
+        {"name": "A", "type": "INTEGER"}, {"name": "B", "type": "VARCHAR(10)"}]}]})
+    t = cat.tables[0]
+    state = {"layouts": {"S.T": [t, list(t.columns)]}}
+    got = copy.deepcopy(state)
+    assert got == state and got["layouts"] is not state["layouts"]
+    assert got["layouts"]["S.T"][0] is t
+    assert got["layouts"]["S.T"][1] is not state["layouts"]["S.T"][1]     # (a list: copied)
+    assert all(a is b for a, b in zip(got["layouts"]["S.T"][1], t.columns))
+    assert copy.copy(t.columns[0].type) is t.columns[0].type

@@ -34,8 +34,22 @@ _TYPE_RE = re.compile(
     r"(?: (?P<suffix>FOR BIT DATA|WITH TIME ZONE))?$")
 
 
+class Frozen:
+    """A value that never changes (a frozen dataclass of strings, numbers and tuples of such
+    values): a copy, deep or not, is the value itself, as for a str or a tuple. A call on
+    several threads deep-copies the state each piece starts from (cdcfast/pieces.py); the
+    catalog tables and layouts in it are then shared, not rebuilt."""
+    __slots__ = ()
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 @dataclass(frozen=True)
-class ColumnType:
+class ColumnType(Frozen):
     """A parsed source type: what the kernels convert to, and the facts they need for it."""
     name: str                 # normalized source type text, e.g. "DECIMAL(9,2)"
     base: str                 # e.g. "DECIMAL", "VARCHAR", "TIMESTAMP"
@@ -131,7 +145,7 @@ def _check_fraction(text, p, most):
 
 
 @dataclass(frozen=True)
-class Column:
+class Column(Frozen):
     name: str
     type: ColumnType
     nullable: bool = True
@@ -144,7 +158,7 @@ class Column:
 
 
 @dataclass(frozen=True)
-class Table:
+class Table(Frozen):
     schema: str | None
     table: str
     columns: tuple[Column, ...]

@@ -10,11 +10,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..catalog import ColumnType, Table
+from ..catalog import ColumnType, Frozen, Table
 
 
 @dataclass(frozen=True)
-class LCol:
+class LCol(Frozen):
     """One column of a layout (a format adds what its values need: debezium.DbzCol,
     qlik.QlikCol)."""
     name: str

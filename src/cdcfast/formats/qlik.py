@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
-from ..catalog import STRING, Catalog, Column, ColumnType, Table, parse_type
+from ..catalog import STRING, Catalog, Column, ColumnType, Frozen, Table, parse_type
 from ..errors import show_value
 from ._jsonmessages import (LCol, Layout, documents, int_or_none, record_start,
                              utf8_text)
@@ -171,7 +171,7 @@ class QlikBadMetadata(ValueError):
 
 
 @dataclass(frozen=True)
-class QlikMetadata:
+class QlikMetadata(Frozen):
     """What one metadata message says: its schemaId (None when it has none), the table it
     describes, and that table's definition (None without a tableStructure)."""
     schema_id: str | None
