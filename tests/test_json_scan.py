@@ -10,7 +10,10 @@
    every place, its buffer ending right at the string's end or later (the hooks copy their
    input into a block of its exact size: run under valgrind, a read past the end shows);
 4. cdc_utf8_first_invalid, cdc_json_unescape and cdc_base64_decode against bytes.decode,
-   json.loads and base64.b64decode.
+   json.loads and base64.b64decode;
+5. numbers, whose digits are read eight at a time while eight are there: every length
+   to 40 digits with a non-digit at every place, ending the buffer or not, against the
+   Python scanner, and cdc_jv_int (the kernels' integer parser) against int().
 
 CDCFAST_FUZZ_SCALE scales the example counts (e.g. 0.1 under valgrind).
 """
@@ -440,3 +443,62 @@ def test_base64_cases():
     for bad in (b"A", b"AAAAA", b"=", b"==", b"AQ=", b"AQ===", b"AAB==", b"AA=A", b"A=AA",
                 b"AAAA AAAA", b"AAA\n", b"AA-_", b"AAAA=A"):
         assert native.base64_decode(bad) is None, bad
+
+
+def _python_integer(text: bytes, lo=-(1 << 63), hi=(1 << 63) - 1):
+    """cdc_jv_int's answer by Python: -?(0|[1-9][0-9]*) within [lo, hi] (ASCII digits)."""
+    t = text[1:] if text[:1] == b"-" else text
+    if not t or not all(48 <= c <= 57 for c in t) or (t[0] == 48 and len(t) > 1):
+        return None
+    v = int(text)
+    return v if lo <= v <= hi else None
+
+
+@pytest.mark.parametrize("n", range(1, 41))
+def test_numbers_every_length_and_place(n):
+    """Digit runs of every length, a non-digit (or none) at every place, at the buffer's end
+    or followed by more: the native scanner (eight digits a test) agrees with Python's."""
+    rnd = random.Random(n)
+    for place in [None] + list(range(n)):
+        digits = bytearray(str(rnd.randrange(1, 10)).encode()
+                           + bytes(rnd.choice(b"0123456789") for _ in range(n - 1)))
+        for bad in (b"a", b".", b"e", b" ", b"\xff", b"/", b":"):
+            d = bytearray(digits)
+            if place is not None:
+                d[place] = bad[0]
+            for sign in (b"", b"-"):
+                for after in (b"", b" ", b"]", b"123"):
+                    doc = b"[" + sign + bytes(d) + after + (b"]" if after != b"]" else b"")
+                    assert native.document(doc) == ref.document(doc), doc
+                    num = sign + bytes(d)
+                    assert native.document(num, whole=True) == ref.document(num, whole=True), num
+            if place is None:
+                break
+
+
+@given(st.integers(min_value=-(10 ** 21), max_value=10 ** 21))
+@budget(2000)
+def test_integer_parser(v):
+    text = str(v).encode()
+    assert native.integer(text) == _python_integer(text)
+    assert native.integer(text, -1000, 10 ** 12) == _python_integer(text, -1000, 10 ** 12)
+
+
+def test_integer_parser_cases():
+    cases = [b"0", b"-0", b"00", b"01", b"1" * 19, b"9" * 19, b"1" * 20, b"9223372036854775807",
+             b"9223372036854775808", b"-9223372036854775808", b"-9223372036854775809",
+             b"18446744073709551615", b"18446744073709551616", b"", b"-", b"12345678",
+             b"123456789", b"1234567a", b"a2345678", b"12345678901234567a", b"1234567\x80",
+             b"12345678/", b"12345678:", b"1234\x0056", b"+1", b"1.0", b"1e3", b" 1"]
+    for text in cases:
+        assert native.integer(text) == _python_integer(text), text
+    rnd = random.Random(5)
+    for _ in range(20000):
+        n = rnd.randrange(1, 21)
+        text = bytearray(rnd.choice(b"0123456789") for _ in range(n))
+        if rnd.random() < 0.3:
+            text[rnd.randrange(n)] = rnd.randrange(256)
+        if rnd.random() < 0.5:
+            text = b"-" + text
+        assert native.integer(bytes(text)) == _python_integer(bytes(text)), bytes(text)
+

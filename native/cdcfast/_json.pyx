@@ -36,6 +36,10 @@ cdef extern from "cdcfast/_json.h":
     int64_t base64_decode_c "cdc_base64_decode"(const uint8_t* src, int64_t n,
                                                 uint8_t* dst) noexcept nogil
 
+cdef extern from "cdcfast/_jsonval.h":
+    int jv_int "cdc_jv_int"(const uint8_t* p, int64_t n, int64_t lo, int64_t hi,
+                            int64_t* out) noexcept nogil
+
 CODES = {"E_TRUNCATED": JSON_E_TRUNCATED, "E_UNEXPECTED": JSON_E_UNEXPECTED,
          "E_CONTROL": JSON_E_CONTROL, "E_ESCAPE": JSON_E_ESCAPE, "E_UTF8": JSON_E_UTF8,
          "E_NUMBER": JSON_E_NUMBER, "E_DEPTH": JSON_E_DEPTH, "E_TRAILING": JSON_E_TRAILING,
@@ -108,3 +112,15 @@ def base64_decode(const uint8_t[::1] data):
         return out[:r] if r >= 0 else None
     finally:
         free(out)
+
+
+def integer(const uint8_t[::1] data, int64_t lo=-9223372036854775807 - 1,
+            int64_t hi=9223372036854775807):
+    """The JSON integer text data (-?(0|[1-9][0-9]*)) as an int within [lo, hi], or None
+    (cdc_jv_int: the JSON kernels' integer parser)."""
+    cdef int64_t out = 0
+    cdef uint8_t* p = _exact(data)
+    cdef int ok = jv_int(p, data.shape[0], lo, hi, &out)
+    free(p)
+    return out if ok else None
+
