@@ -13,7 +13,8 @@
    json.loads and base64.b64decode;
 5. numbers, whose digits are read eight at a time while eight are there: every length
    to 40 digits with a non-digit at every place, ending the buffer or not, against the
-   Python scanner, and cdc_jv_int (the kernels' integer parser) against int().
+   Python scanner; cdc_jv_int (the kernels' integer parser) against int(), and
+   cdc_jv_decimal against Python's decimal.
 
 CDCFAST_FUZZ_SCALE scales the example counts (e.g. 0.1 under valgrind).
 """
@@ -501,4 +502,45 @@ def test_integer_parser_cases():
         if rnd.random() < 0.5:
             text = b"-" + text
         assert native.integer(bytes(text)) == _python_integer(bytes(text)), bytes(text)
+
+
+def _python_decimal(text: bytes, prec: int, scale: int):
+    """cdc_jv_decimal's answer by Python: the unscaled integer of DECIMAL(prec, scale) when
+    the number is exact at that scale and below 10**prec in magnitude, else None."""
+    import decimal
+    with decimal.localcontext() as ctx:
+        ctx.prec = 200
+        ctx.Emax, ctx.Emin = 999999, -999999
+        v = decimal.Decimal(text.decode()).scaleb(scale)
+        if v != v.to_integral_value():
+            return None
+        u = int(v)
+    return u if abs(u) < 10 ** prec else None
+
+
+_json_numbers = st.builds(
+    lambda sign, i, f, e: (sign + i + (("." + f) if f else "") + e).encode(),
+    st.sampled_from(["", "-"]),
+    st.one_of(st.just("0"), st.from_regex(r"[1-9][0-9]{0,24}", fullmatch=True)),
+    st.one_of(st.just(""), st.from_regex(r"[0-9]{1,24}", fullmatch=True)),
+    st.one_of(st.just(""), st.from_regex(r"[eE][+-]?[0-9]{1,2}", fullmatch=True)))
+
+
+@given(_json_numbers, st.integers(1, 38), st.integers(0, 12))
+@budget(3000)
+def test_decimal_parser(text, prec, scale):
+    """Every JSON number the grammar allows, short and long (the 19-digit fast path and the
+    rest), at precisions and scales from the catalogs' range."""
+    scale = min(scale, prec)
+    assert native.decimal(text, prec, scale) == _python_decimal(text, prec, scale), text
+
+
+def test_decimal_parser_cases():
+    for text in (b"0", b"-0", b"-0.0", b"0.87", b"1.50", b"-9835415.86", b"9999999999999999999",
+                 b"1234567890123456789", b"123456789012.3456789", b"12345678901234567890",
+                 b"0.0000000000000000001", b"739067097571516368999.47374038", b"1e2", b"1.5E-1",
+                 b"99999999999.99", b"999999999.995"):
+        for prec, scale in ((11, 2), (31, 8), (20, 0), (38, 10), (5, 0), (19, 0), (19, 19)):
+            assert native.decimal(text, prec, scale) == _python_decimal(text, prec, scale), \
+                (text, prec, scale)
 

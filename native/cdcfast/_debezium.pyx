@@ -33,7 +33,7 @@ from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float, US_PER_DAY
 from cdcfast._jsonrow cimport *
 from cdcfast._rows cimport Out, ROW_OTHER
-from cdcfast._walk cimport (Walker, MAX_FIELDS, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN,
+from cdcfast._walk cimport (Walker, padded, MAX_FIELDS, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN,
                             BAD, W_SURROGATE)
 
 assert NH <= MAX_FIELDS, "the walk's field table is too small for this format"
@@ -925,7 +925,7 @@ cdef class Scanner(Walker):
                 else:
                     return 0
             elif quoted or ch == 45 or (48 <= ch <= 57):
-                if not parse_float(p, n, NULL, 46, &d, 0) or isinf(d):
+                if not parse_float(p, n, NULL, 46, &d, padded(self, p, n)) or isinf(d):
                     return 0
             else:
                 return 0

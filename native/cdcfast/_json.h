@@ -178,21 +178,7 @@ static inline int64_t cdc_json_string_end(const uint8_t* buf, int64_t pos, int64
 
 static inline int64_t cdc_json_digits(const uint8_t* buf, int64_t i, int64_t end)
 {
-    /* eight bytes a test while eight are there; the first byte that is not a digit
-     * (little-endian: the lowest top bit) ends the run */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    while (end - i >= 8) {
-        uint64_t x;
-        memcpy(&x, buf + i, 8);
-        const uint64_t other = cdc_non_digits8(x);
-        if (other)
-            return i + (__builtin_ctzll(other) >> 3);
-        i += 8;
-    }
-#endif
-    while (i < end && cdc_json_is_digit(buf[i]))
-        i++;
-    return i;
+    return cdc_digit_run(buf, i, end);
 }
 
 /* The end of the number at pos (a '-' or a digit there), or -1 when the run of number bytes

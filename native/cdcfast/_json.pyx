@@ -37,8 +37,12 @@ cdef extern from "cdcfast/_json.h":
                                                 uint8_t* dst) noexcept nogil
 
 cdef extern from "cdcfast/_jsonval.h":
+    ctypedef struct i128 "cdc_i128":
+        pass
     int jv_int "cdc_jv_int"(const uint8_t* p, int64_t n, int64_t lo, int64_t hi,
                             int64_t* out) noexcept nogil
+    int jv_decimal "cdc_jv_decimal"(const uint8_t* p, int64_t n, int prec, int scale,
+                                    i128* out) noexcept nogil
 
 CODES = {"E_TRUNCATED": JSON_E_TRUNCATED, "E_UNEXPECTED": JSON_E_UNEXPECTED,
          "E_CONTROL": JSON_E_CONTROL, "E_ESCAPE": JSON_E_ESCAPE, "E_UTF8": JSON_E_UTF8,
@@ -123,4 +127,16 @@ def integer(const uint8_t[::1] data, int64_t lo=-9223372036854775807 - 1,
     cdef int ok = jv_int(p, data.shape[0], lo, hi, &out)
     free(p)
     return out if ok else None
+
+
+def decimal(const uint8_t[::1] data, int prec, int scale):
+    """The JSON number text data (its grammar already checked) as the unscaled integer of
+    DECIMAL(prec, scale), or None where it is not exact there or too big (cdc_jv_decimal)."""
+    cdef i128 out
+    cdef uint8_t* p = _exact(data)
+    cdef int ok = jv_decimal(p, data.shape[0], prec, scale, &out)
+    free(p)
+    if not ok:
+        return None
+    return int.from_bytes((<char*>&out)[:16], "little", signed=True)
 

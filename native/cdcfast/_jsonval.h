@@ -136,6 +136,19 @@ static inline int cdc_jv_decimal(const uint8_t* p, int64_t n, int prec, int scal
     int neg = 0, nd = 0, zeros = 0;
     cdc_i128 d = 0;
     uint64_t d64 = 0;               /* the digits while they fit 19 (64-bit steps are cheap) */
+    {   /* the common case first: -?I(.F)? of 19 digits at most, read eight at a time; the
+         * same value to rescale as below (zeros and all: rescaling is exact or fails) */
+        const int64_t a = p[0] == '-', ie = cdc_digit_run(p, a, n);
+        const int64_t fe = ie < n && p[ie] == '.' ? cdc_digit_run(p, ie + 1, n) : ie;
+        const int64_t nf = fe > ie ? fe - ie - 1 : 0;
+        uint64_t iv, fv = 0;
+        if (fe == n && ie > a && (fe == ie || nf > 0) && (ie - a) + nf <= 19
+                && cdc_digits_u64(p + a, ie - a, &iv)
+                && (nf == 0 || cdc_digits_u64(p + ie + 1, nf, &fv))) {
+            const uint64_t u = iv * cdc_pow10_u64[nf] + fv;
+            return cdc_jv_rescale(a ? -(cdc_i128)u : (cdc_i128)u, nf, scale, prec, out);
+        }
+    }
     if (p[0] == '-') {
         neg = 1;
         i = 1;

@@ -80,6 +80,26 @@ CDC_INLINE uint64_t cdc_non_digits8(uint64_t x)
     return (((t & 0x7F7F7F7F7F7F7F7FULL) + 0x7676767676767676ULL) | t) & 0x8080808080808080ULL;
 }
 
+/* The end of the run of ASCII digits from p[i] (at most to end): eight bytes a test while
+ * eight are there, the first that is not a digit (little-endian: the lowest top bit) ending
+ * it. */
+CDC_INLINE int64_t cdc_digit_run(const uint8_t* p, int64_t i, int64_t end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (end - i >= 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        const uint64_t other = cdc_non_digits8(x);
+        if (other)
+            return i + (__builtin_ctzll(other) >> 3);
+        i += 8;
+    }
+#endif
+    while (i < end && (unsigned)(p[i] - '0') <= 9)
+        i++;
+    return i;
+}
+
 /* The digits p[0:n] (1 to 19 of them: no overflow is possible) as a number: 1, or 0 when a
  * byte is not an ASCII digit. Eight digits a step while eight are there, then no branch per
  * digit. */

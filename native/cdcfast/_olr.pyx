@@ -31,7 +31,7 @@ from cdcfast._jsonrow cimport *
 # problem codes (their spec: cdcfast/formats/_olr_codes.py; _olr_run turns them into texts)
 from cdcfast._olr_codes cimport *
 from cdcfast._rows cimport Out
-from cdcfast._walk cimport (Walker, MAX_FIELDS, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
+from cdcfast._walk cimport (Walker, padded, MAX_FIELDS, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
                             STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
 
 assert NF <= MAX_FIELDS, "the walk's field table is too small for this format"
@@ -1267,7 +1267,7 @@ cdef class Scanner(Walker):
             put_bytes(c, row, p, n)
             return 1
         if kind == K_FLOAT32 or kind == K_FLOAT64:
-            if not cdc_jv_is_number(p, n) or not parse_float(p, n, NULL, 46, &d, 0) or isinf(d):
+            if not cdc_jv_is_number(p, n) or not parse_float(p, n, NULL, 46, &d, padded(self, p, n)) or isinf(d):
                 return 0
             if kind == K_FLOAT32:
                 f = <float>d

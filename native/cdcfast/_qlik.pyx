@@ -30,7 +30,7 @@ from cdcfast._jsonrow cimport *
 # problem codes (their spec: cdcfast/formats/_qlik_codes.py; _qlik_run turns them into texts)
 from cdcfast._qlik_codes cimport *
 from cdcfast._rows cimport Out
-from cdcfast._walk cimport (Walker, MAX_FIELDS, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
+from cdcfast._walk cimport (Walker, padded, MAX_FIELDS, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
                             STOP_META, STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
 
 assert NF <= MAX_FIELDS, "the walk's field table is too small for this format"
@@ -927,7 +927,7 @@ cdef class Scanner(Walker):
             return 1
         if kind == K_FLOAT32 or kind == K_FLOAT64:
             if cdc_jv_is_number(p, n):
-                if not parse_float(p, n, NULL, 46, &d, 0) or isinf(d):
+                if not parse_float(p, n, NULL, 46, &d, padded(self, p, n)) or isinf(d):
                     return 0
             elif quoted and n == 3 and memcmp(p, b"NaN", 3) == 0:
                 d = NAN

@@ -39,9 +39,16 @@ cdef enum:
     BAD = -3             # a checked walk met something that is not well-formed JSON
 
 
+cdef inline bint padded(Walker w, const uint8_t* p, int64_t n) noexcept nogil:
+    """Eight bytes past p[0:n] may be read (a value in the input, not in a scratch copy, with
+    eight more bytes of input after it): what parse_float's 8-at-a-time path asks."""
+    return w.buf <= p and p + n + 8 <= w.bend
+
+
 cdef class Walker:
     cdef object keep
     cdef const uint8_t* buf
+    cdef const uint8_t* bend            # the input's end: bytes before it may be read
     cdef int64_t nmsg
     cdef const int64_t* moff
     cdef const uint8_t* mvalid

@@ -17,6 +17,7 @@ cdef class Walker:
         self.keep = (data, offsets, valid)
         cdef const uint8_t[::1] mv = data if len(data) else b"\0"
         self.buf = &mv[0]
+        self.bend = self.buf + len(data)
         cdef const int64_t[::1] mo = offsets
         self.moff = &mo[0]
         self.nmsg = len(offsets) - 1
