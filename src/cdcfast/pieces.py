@@ -67,9 +67,10 @@ _pools_lock = threading.Lock()
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
-    """The process's pool of `threads` workers, started once: starting two threads costs a
-    call about 2 ms before its second piece can begin (a tenth of a piece's fixed cost
-    again). Calls with the same `threads=` share it, as pyarrow's readers share one pool."""
+    """The process's pool of `threads` workers, started once: starting two threads cost a
+    call about 2 ms before its second piece could begin (as much again as a piece's own
+    fixed cost). Calls with the same `threads=` share it, as pyarrow's readers share one
+    pool."""
     with _pools_lock:
         pool = _pools.get(threads)
         if pool is None:
