@@ -324,7 +324,7 @@ cdef class Scanner(Walker):
 
     cdef int64_t pre_image(self, Out o, int64_t v, bint after, int depth) except -2 nogil:
         """An image read as the walk meets it, into the row reserved in the guessed output."""
-        return self.walk_image(o, o.length, v, after, depth, after or o.want_before)
+        return self.walk_image(o, o.length, v, after, depth)
 
     cdef int event(self) except -1 nogil:
         """The object at dstart: the envelope ({"schema", "payload"}) or the payload itself,
@@ -868,8 +868,7 @@ cdef class Scanner(Walker):
             return False
         if v >= 0 and b[v] == 123:
             if not read:                # (a projection without before: its values skipped)
-                self.walk_image(o, row, v, f == H_AFTER, 3 if self.envelope else 2,
-                                f == H_AFTER or o.want_before)
+                self.walk_image(o, row, v, f == H_AFTER, 3 if self.envelope else 2)
             if f == H_AFTER:
                 col_valid(o.after_v, row)
             else:

@@ -844,10 +844,7 @@ cdef class Scanner(Walker):
             self.pre_a = True
         else:
             self.pre_b = True
-        return self.pre_walk(<Out>self.outp[self.pre_slot], v, after, depth)
-
-    cdef int64_t pre_walk(self, Out o, int64_t v, bint after, int depth) except -2 nogil:
-        return self.walk_image(o, self.pre_row, v, after, depth, after or o.want_before)
+        return self.walk_image(<Out>self.outp[self.pre_slot], self.pre_row, v, after, depth)
 
     cdef bint pre_row_in(self, Out o, int64_t slot) except -1 nogil:
         """A row reserved in the output at `slot` for the element's images (images_row)."""

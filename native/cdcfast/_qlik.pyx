@@ -759,10 +759,7 @@ cdef class Scanner(Walker):
             self.pre_d = True
         else:
             self.pre_b = True
-        return self.pre_walk(<Out>self.outp[self.pre_slot], v, data, depth)
-
-    cdef int64_t pre_walk(self, Out o, int64_t v, bint data, int depth) except -2 nogil:
-        return self.walk_image(o, self.pre_row, v, data, depth, data or o.want_before)
+        return self.walk_image(<Out>self.outp[self.pre_slot], self.pre_row, v, data, depth)
 
     # -- row images --------------------------------------------------------------------------
     cdef int images_of(self, Out o, int64_t row, int op) except -1 nogil:

@@ -135,7 +135,7 @@ cdef class Walker:
     cdef int image(self, Out o, int64_t row, int64_t v, bint after, bint values) except -1 nogil
     @cython.final
     cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
-                            int depth, bint values) except -2 nogil
+                            int depth) except -2 nogil
     cdef void extra_key(self, int64_t k, int64_t e, int esc) noexcept nogil
     @cython.final
     cdef void reset_fields(self, int64_t a, int64_t z) noexcept nogil

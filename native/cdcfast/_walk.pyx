@@ -436,11 +436,12 @@ cdef class Walker:
             i = ws(b, i + 1, end)
 
     cdef int64_t walk_image(self, Out o, int64_t row, int64_t v, bint after,
-                            int depth, bint values) except -2 nogil:
+                            int depth) except -2 nogil:
         """The image object at v (nested `depth` deep) into the row's after (or before)
-        columns, each value by the format's `value` (without `values`, only checked by `skip`
-        as a key the table lacks is: a projection that reads no before image, SPEC §1; its
-        keys are matched all the same), each step checked when the walk checks (a
+        columns, each value by the format's `value` (a before image's values only checked by
+        `skip`, as a key the table lacks is, when the call wants no before image — a
+        projection, SPEC §1 —; its keys are matched all the same), each step checked when
+        the walk checks (a
         format may read images as its walk meets them, before it knows their row's table:
         into the output it guesses, taken back when wrong); returns the object's end, or BAD.
         Keys are matched against the names the previous row had there; one the layout lacks
@@ -449,6 +450,7 @@ cdef class Walker:
         cdef int64_t end = self.dend, i, k, e, w, j, guess = 0, n = o.ncols, ln
         cdef int64_t f0 = IMG_AFTER if after else IMG_BEFORE
         cdef int esc, done
+        cdef bint values = after or o.want_before
         cdef uint8_t* sent = o.sent_a if after else o.sent_b
         cdef void** cols = o.afterp if after else o.beforep
         cdc_ks_clear(&self.xkeys)
