@@ -121,3 +121,19 @@ def test_catalog_values_copy_as_themselves():
     assert got["layouts"]["S.T"][1] is not state["layouts"]["S.T"][1]     # (a list: copied)
     assert all(a is b for a, b in zip(got["layouts"]["S.T"][1], t.columns))
     assert copy.copy(t.columns[0].type) is t.columns[0].type
+
+
+@pytest.mark.parametrize("fmt, opts, old, new", [
+    ("olr", {"columns": True, "full": True}, b'"name":"NAME"', b'"name":""'),
+    ("debezium", {"schemas": True}, b'"field":"NAME"', b'"field":""'),
+    ("qlik", {}, b'"ITEM_NO":{"ordinal"', b'"":{"ordinal"')])
+def test_a_built_catalog_has_no_unnamed_column(fmt, opts, old, new):
+    """A column the messages name "" cannot be written to a catalog file and read back
+    (from_dict needs a name): the builders refuse it as they refuse other bad definitions
+    (found by fuzz/catalog.py: Catalog.from_olr built it, to_dict/from_dict then failed)."""
+    from cdcfast.encode import generate
+    data, _ = generate(fmt, rows=30, table_width=4, seed=1, **opts)
+    assert old in data
+    with pytest.raises(ValueError, match="has no name|without a name"):
+        getattr(Catalog, f"from_{fmt}")(data.replace(old, new))
+    Catalog.from_dict(getattr(Catalog, f"from_{fmt}")(data).to_dict())     # (the rest builds)

@@ -197,6 +197,9 @@ class Catalog:
         self._exact = {}
         self._folded = {}
         for t in self.tables:
+            for j, c in enumerate(t.columns):
+                if not c.name:      # (what to_dict would write, from_dict could not read)
+                    raise ValueError(f"table {t.name}: column #{j} has no name")
             for name in (t.name, *t.aliases):
                 if name in self._exact:
                     raise ValueError(f"catalog lists table {name!r} twice")
