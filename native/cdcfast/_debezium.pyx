@@ -978,7 +978,7 @@ cdef class Scanner(Walker):
                 if not esc:
                     put_bytes(c, row, p, n)
                     return 1
-                return 2 if put_string(c, row, b, v, self.dend) else 1
+                return 2 if put_escaped(c, row, b, v, e) else 1
             if ch == 116:
                 put_bytes(c, row, <const uint8_t*>b"true", 4)
             elif ch == 102:

@@ -45,7 +45,8 @@ enum {
 
 static inline int cdc_json_is_ws(uint8_t c)
 {
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+    /* one test for the common case, a byte above the space (compact JSON has no whitespace) */
+    return c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t');
 }
 
 static inline int cdc_json_is_digit(uint8_t c)

@@ -59,7 +59,8 @@ cdef extern from "<stdint.h>":
 
 
 cdef inline int64_t ws(const uint8_t* b, int64_t i, int64_t end) noexcept nogil:
-    while i < end and (b[i] == 32 or b[i] == 10 or b[i] == 13 or b[i] == 9):
+    # one test for the common case, a byte above the space (compact JSON has no whitespace)
+    while i < end and b[i] <= 32 and (b[i] == 32 or b[i] == 10 or b[i] == 13 or b[i] == 9):
         i += 1
     return i
 
@@ -202,9 +203,16 @@ cdef inline int put_string(Column c, int64_t row, const uint8_t* b, int64_t q,
     surrogate (then null)."""
     cdef int esc = 0
     cdef int64_t e = str_end(b, q + 1, end, &esc)
-    cdef int64_t n = e - q - 1, k
     if not esc:
-        return put_bytes(c, row, b + q + 1, n)
+        return put_bytes(c, row, b + q + 1, e - q - 1)
+    return put_escaped(c, row, b, q, e + 1)
+
+
+cdef inline int put_escaped(Column c, int64_t row, const uint8_t* b, int64_t q,
+                            int64_t e) except -1 nogil:
+    """The JSON string b[q:e] (its quotes included: the walk has found its end), unescaped;
+    0, or 1 for a lone surrogate (then null)."""
+    cdef int64_t n = e - q - 2, k
     if c.dlen + n > c.dcap:
         data_room(c, n)
     k = json_unescape(b + q + 1, n, c.data + c.dlen)

@@ -1240,7 +1240,7 @@ cdef class Scanner(Walker):
                 if not esc:
                     put_bytes(c, row, p, n)
                     return 1
-                return 2 if put_string(c, row, b, v, self.dend) else 1
+                return 2 if put_escaped(c, row, b, v, e) else 1
             if ch == 123 or ch == 91:
                 return 0
             put_bytes(c, row, p, n)     # a number's text, true, false

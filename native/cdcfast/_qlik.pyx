@@ -884,7 +884,7 @@ cdef class Scanner(Walker):
                 if not esc:
                     put_bytes(c, row, p + 1, n - 2)
                     return 1
-                return 2 if put_string(c, row, b, v, self.dend) else 1
+                return 2 if put_escaped(c, row, b, v, e) else 1
             put_bytes(c, row, p, n)     # a number's text, true, false
             return 1
         if quoted:
