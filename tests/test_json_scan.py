@@ -477,6 +477,21 @@ def test_numbers_every_length_and_place(n):
                 break
 
 
+def test_key_compare_finds_a_difference_at_every_place():
+    """cdc_jv_same (a key against the name the kernels expect there) reads whole words, the
+    last overlapping the one before: every length to 40, a difference at every place (and
+    in every bit of it) or none."""
+    rnd = random.Random(11)
+    for n in range(41):
+        a = bytes(rnd.randrange(256) for _ in range(n))
+        assert native.same(a, a)
+        for place in range(n):
+            for bit in range(8):
+                b = bytearray(a)
+                b[place] ^= 1 << bit
+                assert not native.same(a, bytes(b)), (n, place, bit)
+
+
 @given(st.integers(min_value=-(10 ** 21), max_value=10 ** 21))
 @budget(2000)
 def test_integer_parser(v):

@@ -43,6 +43,7 @@ cdef extern from "cdcfast/_jsonval.h":
                             int64_t* out) noexcept nogil
     int jv_decimal "cdc_jv_decimal"(const uint8_t* p, int64_t n, int prec, int scale,
                                     i128* out) noexcept nogil
+    int jv_same "cdc_jv_same"(const uint8_t* a, const uint8_t* b, int64_t n) noexcept nogil
 
 CODES = {"E_TRUNCATED": JSON_E_TRUNCATED, "E_UNEXPECTED": JSON_E_UNEXPECTED,
          "E_CONTROL": JSON_E_CONTROL, "E_ESCAPE": JSON_E_ESCAPE, "E_UTF8": JSON_E_UTF8,
@@ -127,6 +128,19 @@ def integer(const uint8_t[::1] data, int64_t lo=-9223372036854775807 - 1,
     cdef int ok = jv_int(p, data.shape[0], lo, hi, &out)
     free(p)
     return out if ok else None
+
+
+def same(const uint8_t[::1] a, const uint8_t[::1] b):
+    """a == b for two texts of one length (cdc_jv_same: how the JSON kernels match a key
+    against the name they expect), each read from an exact-size copy."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("same() compares texts of one length")
+    cdef uint8_t* p = _exact(a)
+    cdef uint8_t* q = _exact(b)
+    cdef int r = jv_same(p, q, a.shape[0])
+    free(p)
+    free(q)
+    return bool(r)
 
 
 def decimal(const uint8_t[::1] data, int prec, int scale):

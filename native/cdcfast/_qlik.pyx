@@ -833,10 +833,9 @@ cdef class Scanner(Walker):
         if self.mask_k == 1:
             bits = self.mask_bits(<Column>o.srcp[S_KMASK], row, nb)
             col_valid(o.present_v, row)
-            for j in range(n):
+            for j in range(n):          # (no branch on the mask's bits: they vary by row)
                 fl[4 * j + 1][0][byte] |= bit
-                if (bits[j >> 3] >> (j & 7)) & 1:
-                    fl[4 * j][0][byte] |= bit
+                fl[4 * j][0][byte] |= bit * ((bits[j >> 3] >> (j & 7)) & 1)
         elif self.mask_k == 0 and has:
             col_valid(o.present_v, row)
             for j in range(n):
@@ -852,8 +851,7 @@ cdef class Scanner(Walker):
                 if lob[j]:
                     continue
                 fl[4 * j + 3][0][byte] |= bit
-                if (bits[j >> 3] >> (j & 7)) & 1:
-                    fl[4 * j + 2][0][byte] |= bit
+                fl[4 * j + 2][0][byte] |= bit * ((bits[j >> 3] >> (j & 7)) & 1)
         elif self.mask_c == 0 and (op != OP_U or (has_b and has_a)):
             col_valid(o.changed_v, row)
             for j in range(n):
