@@ -59,3 +59,51 @@ def test_debezium_header_keys_that_differ_from_the_last_document(name):
     together = rows(cdcfast, data)
     for c in (0, 1, 2):
         assert together[c] == [v for a in alone for v in a[c]]
+
+
+# -- olr and qlik: a header key of each level changed in each way -----------------------------
+
+OLR_CAT = Catalog.from_dict({"tables": [{"schema": "O", "table": "T", "columns": [
+    {"name": "ID", "type": "NUMBER(10)"}, {"name": "NAME", "type": "VARCHAR2(20)"}]}]})
+OLR = (b'{"scn":100,"tm":1749983400000000000,"xid":"1.2.3","db":"DB","payload":[{"op":"c",'
+       b'"schema":{"owner":"O","table":"T"},"rid":"AAA","after":{"ID":1,"NAME":"a"}}]}')
+QLIK_CAT = Catalog.from_dict({"tables": [{"schema": "HR", "table": "EMP", "columns": [
+    {"name": "ID", "type": "INTEGER"}, {"name": "NAME", "type": "VARCHAR(20)"}]}]})
+QLIK = (b'{"schema":"HR","table":"EMP","headers":{"operation":"INSERT","changeSequence":"1",'
+        b'"timestamp":"2023-09-11T03:23:25.000","streamPosition":"00000000.00bb2531",'
+        b'"transactionId":"00000000000000000000000000060008","changeMask":"03",'
+        b'"columnMask":"03"},"data":{"ID":"7","NAME":"Ann"},"beforeData":null}')
+
+
+def variants(doc: bytes, key: bytes) -> dict:
+    """The document with one header key changed: for each way a remembered key could be
+    matched wrongly."""
+    quoted = b'"' + key + b'"'
+    at = doc.index(quoted)
+    other = key[:-1] + (b"x" if key[-1:] != b"x" else b"y")
+    return {
+        "the same": doc,
+        "another key of its length": doc.replace(quoted, b'"' + other + b'"', 1),
+        "a longer key": doc.replace(quoted, b'"' + key + b'x"', 1),
+        "a shorter key": doc.replace(quoted, b'"' + key[:-1] + b'"', 1),
+        "whitespace around the colon": doc.replace(quoted + b":", quoted + b" : ", 1),
+        "no colon": doc.replace(quoted + b":", quoted + b" ", 1),
+        "cut in the key": doc[:at + 2],
+        "cut after the key": doc[:at + len(quoted)],
+    }
+
+
+CASES = [(fmt, key, name) for fmt, doc, keys in (("olr", OLR, (b"xid", b"op", b"owner")),
+                                                  ("qlik", QLIK, (b"table", b"operation")))
+         for key in keys for name in sorted(variants(doc, key))]
+
+
+@pytest.mark.parametrize("fmt,key,name", CASES)
+def test_olr_and_qlik_header_keys_that_differ_from_the_last_document(fmt, key, name):
+    doc, cat, table = (OLR, OLR_CAT, "O.T") if fmt == "olr" else (QLIK, QLIK_CAT, "HR.EMP")
+    changed = variants(doc, key)[name]
+    data = b"\n".join([doc, doc, changed, doc, changed, doc])
+
+    def decoded(module):
+        return module.Decoder(fmt, catalog=cat).decode(data, table=table).to_pylist()
+    assert decoded(cdcfast) == decoded(cdcfast.reference)

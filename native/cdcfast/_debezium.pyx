@@ -24,7 +24,7 @@ reference's rule); Python writes their texts (cdcfast/formats/_dbz_run.py).
 cimport cython
 from libc.stdint cimport uint8_t, int32_t, int64_t
 from libc.stdlib cimport free
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memset
 from libc.math cimport NAN, INFINITY, isinf
 
 from cdcfast._mem cimport grow
@@ -33,7 +33,7 @@ from cdcfast._kinds cimport *
 from cdcfast._values cimport parse_float, US_PER_DAY
 from cdcfast._jsonrow cimport *
 from cdcfast._rows cimport Out, ROW_OTHER
-from cdcfast._walk cimport (Walker, padded, MAX_FIELDS, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN,
+from cdcfast._walk cimport (Walker, padded, header_key, MAX_FIELDS, STOP_BATCH, STOP_TABLE, STOP_SCHEMA, STOP_PLAN,
                             BAD, W_SURROGATE)
 
 assert NH <= MAX_FIELDS, "the walk's field table is too small for this format"
@@ -45,9 +45,6 @@ from cdcfast._debezium_codes cimport *
 
 cdef enum:
     BADDOC = 5           # (never leaves the kernel) the document needs the strict scanner
-    GUESS_SETS = 6       # header objects whose keys are remembered: 3 levels, top or nested
-    GUESS_KEYS = 32      # members remembered per object
-    GUESS_LEN = 24       # key bytes remembered (a longer key is scanned every time)
 
 
 cdef inline bint to_us(int64_t x, int64_t unit, int64_t* us) noexcept nogil:
@@ -99,12 +96,6 @@ cdef class Scanner(Walker):
     """Walks the documents of one Part (see the module docstring)."""
     # the document in hand
     cdef bint envelope                  # the envelope form ({"schema", "payload"})
-    # the header keys the previous document had at each place of each object (`walk`):
-    # their bytes, length (0: none) and field, so that the same key there is matched
-    # whole instead of scanned and looked up
-    cdef uint8_t gkey[GUESS_SETS * GUESS_KEYS * GUESS_LEN]
-    cdef uint8_t glen[GUESS_SETS * GUESS_KEYS]
-    cdef int64_t gfield[GUESS_SETS * GUESS_KEYS]
     cdef bint saw_payload
     cdef readonly int64_t doc_sid       # its embedded schema's id (-1: none)
     # embedded schemas: their texts (an id is an index), and the last one met
@@ -292,8 +283,7 @@ cdef class Scanner(Walker):
         images when their output can be guessed; returns the object's end, or BAD. Keys with
         escapes are none of ours (no Debezium field name needs one)."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t end = self.dend, k, e, v, f, ln, at = 0, g
-        cdef int64_t g0 = (level + (3 if depth > 1 else 0)) * GUESS_KEYS
+        cdef int64_t end = self.dend, k, e, v, f, at = 0
         cdef int esc, done
         i = ws(b, i + 1, end)
         if i >= end:
@@ -301,32 +291,9 @@ cdef class Scanner(Walker):
         if b[i] == 125:
             return i + 1
         while True:
-            g = g0 + at
-            ln = self.glen[g] if at < GUESS_KEYS else 0
-            if ln and b[i] == 34 and i + 1 + ln < end and b[i + 1 + ln] == 34 and cdc_jv_same(
-                    b + i + 1, self.gkey + g * GUESS_LEN, ln):
-                # the key the previous document had here (checked then: its bytes are a
-                # well-formed key without escapes), so the same field
-                k = i + 1
-                e = k + ln
-                esc = 0
-                f = self.gfield[g]
-                v = ws(b, e + 1, end)
-                if v >= end or b[v] != 58:
-                    return BAD
-                v = ws(b, v + 1, end)
-                if v >= end:
-                    return BAD
-            else:
-                v = self.key_at(i, &k, &e, &esc)
-                if v == BAD:
-                    return BAD
-                f = -1 if esc else self.key_field(b, k, e - k, level)
-                if at < GUESS_KEYS:
-                    ln = e - k if not esc and e - k <= GUESS_LEN else 0
-                    self.glen[g] = <uint8_t>ln
-                    self.gfield[g] = f
-                    memcpy(self.gkey + g * GUESS_LEN, b + k, ln)
+            v = header_key(self, i, level, depth, at, &k, &e, &esc, &f)
+            if v == BAD:
+                return BAD
             at += 1
             if f < 0 and level == 0 and not esc and key_is(b, k, e - k, b"payload", 7):
                 self.saw_payload = True

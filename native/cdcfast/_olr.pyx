@@ -31,7 +31,7 @@ from cdcfast._jsonrow cimport *
 # problem codes (their spec: cdcfast/formats/_olr_codes.py; _olr_run turns them into texts)
 from cdcfast._olr_codes cimport *
 from cdcfast._rows cimport Out
-from cdcfast._walk cimport (Walker, padded, MAX_FIELDS, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
+from cdcfast._walk cimport (Walker, padded, header_key, MAX_FIELDS, STOP_END, STOP_BATCH, STOP_TABLE, STOP_COLUMN,
                             STOP_PAUSE, BAD, IMG_BEFORE, IMG_AFTER)
 
 assert NF <= MAX_FIELDS, "the walk's field table is too small for this format"
@@ -414,7 +414,7 @@ cdef class Scanner(Walker):
         schema; `depth`: its nesting, 1 at the top); returns its end, or BAD. Keys with
         escapes are none of ours."""
         cdef const uint8_t* b = self.buf
-        cdef int64_t end = self.dend, k, e, v, f
+        cdef int64_t end = self.dend, k, e, v, f, at = 0
         cdef int esc, done
         i = ws(b, i + 1, end)
         if i >= end:
@@ -422,10 +422,10 @@ cdef class Scanner(Walker):
         if b[i] == 125:
             return i + 1
         while True:
-            v = self.key_at(i, &k, &e, &esc)
+            v = header_key(self, i, level, depth, at, &k, &e, &esc, &f)
             if v == BAD:
                 return BAD
-            f = -1 if esc else self.key_field(b, k, e - k, level)
+            at += 1
             if f >= 0:
                 self.hn[f] += 1
                 if self.hn[f] == 1:

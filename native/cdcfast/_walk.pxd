@@ -17,6 +17,7 @@ from libc.stdint cimport uint8_t, int32_t, int64_t
 
 from cdcfast._arrow cimport Column
 from cdcfast._rows cimport Out, Progress
+from cdcfast._jsonrow cimport ws, cdc_jv_same
 # what a kernel stops for, the problem codes of a column value and the field numbers of image
 # columns, which every JSON kernel and its run number alike (the kernels cimport them from
 # here; their one spec: cdcfast/formats/_json_codes.py)
@@ -37,6 +38,11 @@ cdef enum:
 
 cdef enum:
     BAD = -3             # a checked walk met something that is not well-formed JSON
+
+cdef enum:
+    GUESS_LEVELS = 4     # header objects whose keys are remembered: 4 levels, top or nested
+    GUESS_KEYS = 32      # members remembered per object
+    GUESS_LEN = 24       # key bytes remembered (a longer key is scanned every time)
 
 
 cdef inline bint padded(Walker w, const uint8_t* p, int64_t n) noexcept nogil:
@@ -93,6 +99,11 @@ cdef class Walker:
     cdef cdc_keyset xkeys               # this image's keys the table lacks, so far
     cdef readonly bytes pending_key     # STOP_COLUMN: the new key's raw text
     cdef readonly int64_t pending_slot  # STOP_COLUMN: which output
+    # the header keys the document before had at each place of each object (`header_key`):
+    # their bytes, length (0: none) and field
+    cdef uint8_t gkey[2 * GUESS_LEVELS * GUESS_KEYS * GUESS_LEN]
+    cdef uint8_t glen[2 * GUESS_LEVELS * GUESS_KEYS]
+    cdef int64_t gfield[2 * GUESS_LEVELS * GUESS_KEYS]
 
     cdef bint busy(self) noexcept nogil
     cdef void new_input(self) noexcept nogil
@@ -107,6 +118,10 @@ cdef class Walker:
     cdef int64_t sscan(self, int64_t i, int* esc) noexcept nogil
     @cython.final
     cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2 nogil
+    cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept nogil
+    @cython.final
+    cdef int64_t key_scanned(self, int64_t i, int level, int64_t g, int64_t* k, int64_t* e,
+                             int* esc, int64_t* f) except -2 nogil
     @cython.final
     cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept nogil
     @cython.final
@@ -141,3 +156,31 @@ cdef class Walker:
     cdef void reset_fields(self, int64_t a, int64_t z) noexcept nogil
     @cython.final
     cdef bint images_row(self, Out o) except -1 nogil
+
+
+cdef inline int64_t header_key(Walker w, int64_t i, int level, int depth, int64_t at,
+                               int64_t* k, int64_t* e, int* esc, int64_t* f) except -2 nogil:
+    """The member at i, the `at`-th of a header object at `level` (`depth`: its nesting): as
+    `key_at`, and its field (the format's `key_field`; -1 for a key with escapes: none of
+    ours). The key the document before had there is tried first: the same bytes there are
+    the same field (a field is one at its own level only), matched whole instead of scanned
+    and looked up (`key_scanned`). Inline: the formats' header walks call it per key."""
+    cdef const uint8_t* b = w.buf
+    cdef int64_t end = w.dend, v, ln = 0
+    cdef int64_t g = -1
+    if at < GUESS_KEYS and level < GUESS_LEVELS:
+        g = (level * 2 + (depth > 1)) * GUESS_KEYS + at
+        ln = w.glen[g]
+    if ln and b[i] == 34 and i + 1 + ln < end and b[i + 1 + ln] == 34 and cdc_jv_same(
+            b + i + 1, w.gkey + g * GUESS_LEN, ln):
+        # (its bytes were checked then: a well-formed key without escapes)
+        k[0] = i + 1
+        e[0] = i + 1 + ln
+        esc[0] = 0
+        f[0] = w.gfield[g]
+        v = ws(b, e[0] + 1, end)
+        if v >= end or b[v] != 58:
+            return BAD
+        v = ws(b, v + 1, end)
+        return v if v < end else BAD
+    return w.key_scanned(i, level, g, k, e, esc, f)

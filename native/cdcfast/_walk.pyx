@@ -2,7 +2,7 @@
 """The walk every message kernel of a JSON format shares: see _walk.pxd."""
 from libc.stdint cimport uint8_t, int64_t
 from libc.stdlib cimport free
-from libc.string cimport memcmp, memchr, memset
+from libc.string cimport memcmp, memchr, memcpy, memset
 
 from cdcfast._mem cimport grow
 from cdcfast._arrow cimport Column, col_valid
@@ -226,6 +226,25 @@ cdef class Walker:
         v = ws(b, j + 1, end)
         if v >= end:
             return BAD
+        return v
+
+    cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept nogil:
+        """The format's header field a key b[k:k+n] names at a level, or -1."""
+        return -1
+
+    cdef int64_t key_scanned(self, int64_t i, int level, int64_t g, int64_t* k, int64_t* e,
+                             int* esc, int64_t* f) except -2 nogil:
+        """`header_key` when the key is not the one remembered at its place g (-1: none is
+        kept there): scanned (`key_at`), looked up (`key_field`), and remembered."""
+        cdef int64_t v = self.key_at(i, k, e, esc), ln
+        if v == BAD:
+            return BAD
+        f[0] = -1 if esc[0] else self.key_field(self.buf, k[0], e[0] - k[0], level)
+        if g >= 0:
+            ln = e[0] - k[0] if not esc[0] and e[0] - k[0] <= GUESS_LEN else 0
+            self.glen[g] = <uint8_t>ln
+            self.gfield[g] = f[0]
+            memcpy(self.gkey + g * GUESS_LEN, self.buf + k[0], ln)
         return v
 
     cdef int64_t after_value(self, int64_t e, uint8_t close, int* done) noexcept nogil:
