@@ -2,8 +2,9 @@
 at the same place (a cache: the same bytes there are the same field). Documents whose keys
 differ from the ones before in every way that could fool such a match — another key of the
 same length, a longer or a shorter one, one past what is remembered, whitespace, a key cut
-by the document's end, the envelope form after the bare one — decode as the reference
-decodes them, and as each decodes alone."""
+by the document's end, the envelope form after the bare one, a key spelled with escapes
+(which is the key it spells) — decode as the reference decodes them, and as each decodes
+alone."""
 from __future__ import annotations
 
 import pytest
@@ -40,6 +41,13 @@ DOCUMENTS = {
     "the envelope form": b'{"schema":{},"payload":' + debezium() + b'}',
     "keys in another order": b'{"op":"d","before":{"A":2,"B":"r"},"after":null,' + SOURCE + b'}',
     "a key given twice": debezium(op=b'"op":"c","op":"u"'),
+    # a key with escapes is the key it spells (json.loads reads it so)
+    "an escaped key": debezium(source=SOURCE.replace(b'"source"', b'"s\\u006furce"'),
+                               op=b'"o\\u0070":"u"'),
+    "an escaped image key": b'{"before":null,"\\u0061fter":{"A":1,"B":"q"},' + SOURCE
+                            + b',"op":"c"}',
+    "an escaped envelope": b'{"sch\\u0065ma":{},"p\\u0061yload":' + debezium() + b'}',
+    "an escaped lone surrogate": debezium(op=b'"\\ud800p":"u","op":"c"'),
 }
 
 
@@ -90,6 +98,8 @@ def variants(doc: bytes, key: bytes) -> dict:
         "no colon": doc.replace(quoted + b":", quoted + b" ", 1),
         "cut in the key": doc[:at + 2],
         "cut after the key": doc[:at + len(quoted)],
+        "the key spelled with an escape": doc.replace(
+            quoted, b'"\\u%04x' % key[0] + key[1:] + b'"', 1),
     }
 
 
@@ -107,3 +117,26 @@ def test_olr_and_qlik_header_keys_that_differ_from_the_last_document(fmt, key, n
     def decoded(module):
         return module.Decoder(fmt, catalog=cat).decode(data, table=table).to_pylist()
     assert decoded(cdcfast) == decoded(cdcfast.reference)
+
+
+def test_debezium_struct_keys_spelled_with_escapes():
+    """The keys inside a value (a VariableScaleDecimal's "scale" and "value") are read by
+    what they spell too: native and reference alike."""
+    import base64
+    import json
+    fields = [{"type": "struct", "name": "io.debezium.data.VariableScaleDecimal", "field": "C",
+               "fields": [{"type": "int32", "field": "scale"},
+                          {"type": "bytes", "field": "value"}]}]
+    schema = {"type": "struct", "fields": [
+        {"type": "struct", "fields": fields, "field": "before", "optional": True},
+        {"type": "struct", "fields": fields, "field": "after", "optional": True}]}
+    neg = base64.b64encode((-12345).to_bytes(2, "big", signed=True)).decode()
+    msg = json.dumps({"schema": schema, "payload": {
+        "before": None, "after": {"C": {"scale": 3, "value": neg}},
+        "source": {"table": "T"}, "op": "c"}})
+    spelled = msg.replace('"scale": 3', '"sc\\u0061le": 3').replace(
+        '"value": "', '"v\\u0061lue": "')
+    assert spelled != msg
+    got = [m.decode([msg, spelled], format="debezium").column("after").to_pylist()
+           for m in (cdcfast, cdcfast.reference)]
+    assert got[0] == got[1] == [{"C": "-12.345"}, {"C": "-12.345"}]

@@ -280,8 +280,8 @@ cdef class Scanner(Walker):
     cdef int64_t walk(self, int64_t i, int level, int depth) except -2 nogil:
         """Record the header fields of the object at i (level 0: the payload, then its
         source (1) and transaction (2); `depth`: its nesting, 1 at the top), and read its
-        images when their output can be guessed; returns the object's end, or BAD. Keys with
-        escapes are none of ours (no Debezium field name needs one)."""
+        images when their output can be guessed; returns the object's end, or BAD. A key with
+        escapes is the key it spells (`header_key`)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t end = self.dend, k, e, v, f, at = 0
         cdef int esc, done
@@ -295,7 +295,7 @@ cdef class Scanner(Walker):
             if v == BAD:
                 return BAD
             at += 1
-            if f < 0 and level == 0 and not esc and key_is(b, k, e - k, b"payload", 7):
+            if f < 0 and level == 0 and self.key_equals(k, e, esc, b"payload", 7):
                 self.saw_payload = True
             if f >= 0:
                 self.hn[f] += 1
@@ -346,8 +346,8 @@ cdef class Scanner(Walker):
         envelope = False
         if b[i] == 34:                          # the first key tells the form, mostly
             v = self.key_at(i, &k, &e, &esc)
-            envelope = v != BAD and not esc and (key_is(b, k, e - k, b"schema", 6)
-                                                 or key_is(b, k, e - k, b"payload", 7))
+            envelope = v != BAD and (self.key_equals(k, e, esc, b"schema", 6)
+                                     or self.key_equals(k, e, esc, b"payload", 7))
         if not envelope:
             top_end = self.walk(start, 0, 1) if b[i] != 125 else i + 1
             if top_end == BAD:
@@ -360,7 +360,7 @@ cdef class Scanner(Walker):
                 v = self.key_at(i, &k, &e, &esc)
                 if v == BAD:
                     return BADDOC
-                if not esc and key_is(b, k, e - k, b"payload", 7):
+                if self.key_equals(k, e, esc, b"payload", 7):
                     npay += 1
                     if npay == 1:
                         pay = v
@@ -376,7 +376,7 @@ cdef class Scanner(Walker):
                     else:
                         pay_key = i
                         e = self.skip(v, 511)
-                elif not esc and key_is(b, k, e - k, b"schema", 6):
+                elif self.key_equals(k, e, esc, b"schema", 6):
                     sa = v
                     e = sb = self.schema_end(v)
                     late = walked
@@ -796,7 +796,7 @@ cdef class Scanner(Walker):
             esc = 0
             e = str_end(b, k, self.dend, &esc)
             w = ws(b, ws(b, e + 1, self.dend) + 1, self.dend)
-            if not esc and key_is(b, k, e - k, b"type", 4):
+            if self.key_equals(k, e, esc, b"type", 4):
                 seen += 1
                 at = w
             e = value_end(b, w, self.dend)
@@ -1051,10 +1051,10 @@ cdef class Scanner(Walker):
             ke = str_end(b, k, e, &esc)
             w = ws(b, ws(b, ke + 1, e) + 1, e)
             we = value_end(b, w, e)
-            if not esc and key_is(b, k, ke - k, b"scale", 5):
+            if self.key_equals(k, ke, esc, b"scale", 5):
                 ns += 1
                 sv = w
-            elif not esc and key_is(b, k, ke - k, b"value", 5):
+            elif self.key_equals(k, ke, esc, b"value", 5):
                 nv += 1
                 vv = w
             i = ws(b, we, e)

@@ -286,8 +286,8 @@ cdef class Scanner(Walker):
 
     cdef int64_t walk(self, int64_t i, int level, int depth) except -2 nogil:
         """Record the fields of the object at i (see key_field for the levels; `depth`: its
-        nesting, 1 at the top); returns its end, or BAD. Keys with escapes are none of
-        ours."""
+        nesting, 1 at the top); returns its end, or BAD. A key with escapes is the key
+        it spells (`header_key`)."""
         cdef const uint8_t* b = self.buf
         cdef int64_t end = self.dend, k, e, v, f, at = 0
         cdef int esc, done

@@ -104,6 +104,8 @@ cdef class Walker:
     cdef uint8_t gkey[2 * GUESS_LEVELS * GUESS_KEYS * GUESS_LEN]
     cdef uint8_t glen[2 * GUESS_LEVELS * GUESS_KEYS]
     cdef int64_t gfield[2 * GUESS_LEVELS * GUESS_KEYS]
+    cdef uint8_t* ktext                 # a key with escapes, unescaped (`key_text`)
+    cdef int64_t kcap
 
     cdef bint busy(self) noexcept nogil
     cdef void new_input(self) noexcept nogil
@@ -119,6 +121,11 @@ cdef class Walker:
     @cython.final
     cdef int64_t key_at(self, int64_t i, int64_t* k, int64_t* e, int* esc) except -2 nogil
     cdef int64_t key_field(self, const uint8_t* b, int64_t k, int64_t n, int level) noexcept nogil
+    @cython.final
+    cdef const uint8_t* key_text(self, int64_t k, int64_t e, int esc, int64_t* n) except? NULL nogil
+    @cython.final
+    cdef bint key_equals(self, int64_t k, int64_t e, int esc, const char* name,
+                         int64_t ln) except -1 nogil
     @cython.final
     cdef int64_t key_scanned(self, int64_t i, int level, int64_t g, int64_t* k, int64_t* e,
                              int* esc, int64_t* f) except -2 nogil
@@ -161,8 +168,8 @@ cdef class Walker:
 cdef inline int64_t header_key(Walker w, int64_t i, int level, int depth, int64_t at,
                                int64_t* k, int64_t* e, int* esc, int64_t* f) except -2 nogil:
     """The member at i, the `at`-th of a header object at `level` (`depth`: its nesting): as
-    `key_at`, and its field (the format's `key_field`; -1 for a key with escapes: none of
-    ours). The key the document before had there is tried first: the same bytes there are
+    `key_at`, and its field (the format's `key_field` of the key's text: escapes read as
+    what they stand for). The key the document before had there is tried first: the same bytes there are
     the same field (a field is one at its own level only), matched whole instead of scanned
     and looked up (`key_scanned`). Inline: the formats' header walks call it per key."""
     cdef const uint8_t* b = w.buf

@@ -60,6 +60,7 @@ cdef class Walker:
         free(self.tcat_p)
         free(self.tcat_n)
         free(self.outp)
+        free(self.ktext)
         cdc_ks_free(&self.xkeys)
 
     # -- what Python tells the walker --------------------------------------------------------
@@ -232,14 +233,37 @@ cdef class Walker:
         """The format's header field a key b[k:k+n] names at a level, or -1."""
         return -1
 
+    cdef const uint8_t* key_text(self, int64_t k, int64_t e, int esc, int64_t* n) except? NULL nogil:
+        """The text of the key buf[k:e] (`esc`: it holds a backslash), unescaped (valid until
+        the next key with escapes), its length in n; NULL for a lone surrogate, which names
+        nothing of ours."""
+        if not esc:
+            n[0] = e - k
+            return self.buf + k
+        if e - k > self.kcap:
+            self.kcap = max(e - k, 64)
+            self.ktext = <uint8_t*>grow(self.ktext, self.kcap)
+        n[0] = json_unescape(self.buf + k, e - k, self.ktext)
+        return self.ktext if n[0] >= 0 else NULL
+
+    cdef bint key_equals(self, int64_t k, int64_t e, int esc, const char* name,
+                         int64_t ln) except -1 nogil:
+        """The key buf[k:e] is name[0:ln], escapes read as what they stand for."""
+        cdef int64_t n
+        cdef const uint8_t* t = self.key_text(k, e, esc, &n)
+        return t != NULL and key_is(t, 0, n, name, ln)
+
     cdef int64_t key_scanned(self, int64_t i, int level, int64_t g, int64_t* k, int64_t* e,
                              int* esc, int64_t* f) except -2 nogil:
         """`header_key` when the key is not the one remembered at its place g (-1: none is
         kept there): scanned (`key_at`), looked up (`key_field`), and remembered."""
         cdef int64_t v = self.key_at(i, k, e, esc), ln
+        cdef const uint8_t* t
         if v == BAD:
             return BAD
-        f[0] = -1 if esc[0] else self.key_field(self.buf, k[0], e[0] - k[0], level)
+        # a key is its text: one with escapes names a field as the same key without them
+        t = self.key_text(k[0], e[0], esc[0], &ln)
+        f[0] = self.key_field(t, 0, ln, level) if t != NULL else -1
         if g >= 0:
             ln = e[0] - k[0] if not esc[0] and e[0] - k[0] <= GUESS_LEN else 0
             self.glen[g] = <uint8_t>ln
