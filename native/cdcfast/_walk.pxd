@@ -43,6 +43,7 @@ cdef enum:
     GUESS_LEVELS = 4     # header objects whose keys are remembered: 4 levels, top or nested
     GUESS_KEYS = 32      # members remembered per object
     GUESS_LEN = 24       # key bytes remembered (a longer key is scanned every time)
+    GUESS_PLACES = 2 * GUESS_LEVELS * GUESS_KEYS
 
 
 cdef inline bint padded(Walker w, const uint8_t* p, int64_t n) noexcept nogil:
@@ -99,11 +100,11 @@ cdef class Walker:
     cdef cdc_keyset xkeys               # this image's keys the table lacks, so far
     cdef readonly bytes pending_key     # STOP_COLUMN: the new key's raw text
     cdef readonly int64_t pending_slot  # STOP_COLUMN: which output
-    # the header keys the document before had at each place of each object (`header_key`):
-    # their bytes, length (0: none) and field
-    cdef uint8_t gkey[2 * GUESS_LEVELS * GUESS_KEYS * GUESS_LEN]
-    cdef uint8_t glen[2 * GUESS_LEVELS * GUESS_KEYS]
-    cdef int64_t gfield[2 * GUESS_LEVELS * GUESS_KEYS]
+    # the last two header keys met at each place of each object (`header_key`), the newer
+    # first (place g, then g + GUESS_PLACES): their bytes, length (0: none) and field
+    cdef uint8_t gkey[2 * GUESS_PLACES * GUESS_LEN]
+    cdef uint8_t glen[2 * GUESS_PLACES]
+    cdef int64_t gfield[2 * GUESS_PLACES]
     cdef uint8_t* ktext                 # a key with escapes, unescaped (`key_text`)
     cdef int64_t kcap
 
@@ -169,25 +170,31 @@ cdef inline int64_t header_key(Walker w, int64_t i, int level, int depth, int64_
                                int64_t* k, int64_t* e, int* esc, int64_t* f) except -2 nogil:
     """The member at i, the `at`-th of a header object at `level` (`depth`: its nesting): as
     `key_at`, and its field (the format's `key_field` of the key's text: escapes read as
-    what they stand for). The key the document before had there is tried first: the same bytes there are
-    the same field (a field is one at its own level only), matched whole instead of scanned
-    and looked up (`key_scanned`). Inline: the formats' header walks call it per key."""
+    what they stand for). The last two keys met there are tried first (a stream alternates
+    shapes: Debezium's transaction documents between its events, OLR's begin and commit
+    between its data): the same bytes there are the same field (a field is one at its own
+    level only), matched whole instead of scanned and looked up (`key_scanned`). Inline: the
+    formats' header walks call it per key."""
     cdef const uint8_t* b = w.buf
-    cdef int64_t end = w.dend, v, ln = 0
+    cdef int64_t end = w.dend, v, ln = 0, h
     cdef int64_t g = -1
-    if at < GUESS_KEYS and level < GUESS_LEVELS:
-        g = (level * 2 + (depth > 1)) * GUESS_KEYS + at
-        ln = w.glen[g]
-    if ln and b[i] == 34 and i + 1 + ln < end and b[i + 1 + ln] == 34 and cdc_jv_same(
-            b + i + 1, w.gkey + g * GUESS_LEN, ln):
-        # (its bytes were checked then: a well-formed key without escapes)
-        k[0] = i + 1
-        e[0] = i + 1 + ln
-        esc[0] = 0
-        f[0] = w.gfield[g]
-        v = ws(b, e[0] + 1, end)
-        if v >= end or b[v] != 58:
-            return BAD
-        v = ws(b, v + 1, end)
-        return v if v < end else BAD
+    if at >= GUESS_KEYS or level >= GUESS_LEVELS or b[i] != 34:
+        return w.key_scanned(i, level, g, k, e, esc, f)
+    g = (level * 2 + (depth > 1)) * GUESS_KEYS + at
+    h = g
+    while h < 2 * GUESS_PLACES:         # the newer, then the older
+        ln = w.glen[h]
+        if ln and i + 1 + ln < end and b[i + 1 + ln] == 34 and cdc_jv_same(
+                b + i + 1, w.gkey + h * GUESS_LEN, ln):
+            # (its bytes were checked then: a well-formed key without escapes)
+            k[0] = i + 1
+            e[0] = i + 1 + ln
+            esc[0] = 0
+            f[0] = w.gfield[h]
+            v = ws(b, e[0] + 1, end)
+            if v >= end or b[v] != 58:
+                return BAD
+            v = ws(b, v + 1, end)
+            return v if v < end else BAD
+        h += GUESS_PLACES
     return w.key_scanned(i, level, g, k, e, esc, f)

@@ -255,8 +255,9 @@ cdef class Walker:
 
     cdef int64_t key_scanned(self, int64_t i, int level, int64_t g, int64_t* k, int64_t* e,
                              int* esc, int64_t* f) except -2 nogil:
-        """`header_key` when the key is not the one remembered at its place g (-1: none is
-        kept there): scanned (`key_at`), looked up (`key_field`), and remembered."""
+        """`header_key` when the key is none of the two remembered at its place g (-1: none
+        is kept there): scanned (`key_at`), looked up (`key_field`), and remembered as the
+        newer of the two."""
         cdef int64_t v = self.key_at(i, k, e, esc), ln
         cdef const uint8_t* t
         if v == BAD:
@@ -266,6 +267,10 @@ cdef class Walker:
         f[0] = self.key_field(t, 0, ln, level) if t != NULL else -1
         if g >= 0:
             ln = e[0] - k[0] if not esc[0] and e[0] - k[0] <= GUESS_LEN else 0
+            self.glen[g + GUESS_PLACES] = self.glen[g]          # the newer becomes the older
+            self.gfield[g + GUESS_PLACES] = self.gfield[g]
+            memcpy(self.gkey + (g + GUESS_PLACES) * GUESS_LEN, self.gkey + g * GUESS_LEN,
+                   self.glen[g])
             self.glen[g] = <uint8_t>ln
             self.gfield[g] = f[0]
             memcpy(self.gkey + g * GUESS_LEN, self.buf + k[0], ln)
