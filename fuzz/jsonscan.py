@@ -54,6 +54,9 @@ def check(data: bytes) -> None:
             return                          # unescape reads only what the scan passed
         got = native.unescape(body)
         try:
+            # (json.loads decodes bytes with surrogatepass: a surrogate's raw UTF-8 form
+            # would pass it as if escaped)
+            body.decode("utf-8")
             value = json.loads(b'"' + body + b'"')
         except (ValueError, UnicodeDecodeError):
             return                          # not UTF-8: the scan checks that elsewhere
