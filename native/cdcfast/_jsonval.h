@@ -10,40 +10,13 @@
 #include <string.h>
 
 #include "cdcfast/_num.h"
+#include "cdcfast/_bytes.h"
 
-/* a[0:n] == b[0:n], for short keys without a call to memcmp: whole words, the last one
- * overlapping the one before it, so a key of any length ends without a loop of bytes */
+/* a[0:n] == b[0:n], for short keys without a call to memcmp: _bytes.h's overlapping word
+ * loads, so a key of any length ends without a loop of bytes */
 static inline int cdc_jv_same(const uint8_t* a, const uint8_t* b, int64_t n)
 {
-    uint64_t x, y;
-    uint32_t u, v, w, z;
-    uint16_t s, t, q, r;
-    if (n >= 8) {
-        for (; n > 8; a += 8, b += 8, n -= 8) {
-            memcpy(&x, a, 8);
-            memcpy(&y, b, 8);
-            if (x != y)
-                return 0;
-        }
-        memcpy(&x, a + n - 8, 8);
-        memcpy(&y, b + n - 8, 8);
-        return x == y;
-    }
-    if (n >= 4) {
-        memcpy(&u, a, 4);
-        memcpy(&v, b, 4);
-        memcpy(&w, a + n - 4, 4);
-        memcpy(&z, b + n - 4, 4);
-        return ((u ^ v) | (w ^ z)) == 0;
-    }
-    if (n >= 2) {
-        memcpy(&s, a, 2);
-        memcpy(&t, b, 2);
-        memcpy(&q, a + n - 2, 2);
-        memcpy(&r, b + n - 2, 2);
-        return ((s ^ t) | (q ^ r)) == 0;
-    }
-    return n <= 0 || a[0] == b[0];
+    return cdc_eq_exact(a, b, n);
 }
 
 /* -?(0|[1-9][0-9]*) within [lo, hi] */
