@@ -295,7 +295,8 @@ cdef class Scanner(Walker):
             if v == BAD:
                 return BAD
             at += 1
-            if f < 0 and level == 0 and self.key_equals(k, e, esc, b"payload", 7):
+            if f < 0 and level == 0 and (esc or e - k == 7) \
+                    and self.key_equals(k, e, esc, b"payload", 7):
                 self.saw_payload = True
             if f >= 0:
                 self.hn[f] += 1
