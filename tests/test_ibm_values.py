@@ -1353,6 +1353,21 @@ def test_timestamps_every_shape_in_bulk():
     assert after.field("TZ").null_count < after.field("TS").null_count
 
 
+def test_timestamps_with_each_parser():
+    """The two tests above in child processes, with the SSSE3 timestamp parser this CPU has
+    and with CDCFAST_NO_AVX2=1 (the scalar one): each run compares with the reference, so
+    both parsers give the reference's values and errors for every shape. Values near the
+    input's end (fewer than 32 readable bytes) take the scalar one in either run."""
+    from conftest import scalar_and_simd
+    here = str(pathlib.Path(__file__).parent)
+    code = (f"import sys; sys.path.insert(0, {here!r}); import test_ibm_values as t; "
+            "t.test_timestamps_every_shape_in_bulk(); t.test_dates_times_and_timestamps_in_bulk(); "
+            "from cdcfast import _ibm; print(_ibm.ts_level())")
+    out = scalar_and_simd(code)
+    assert out["1"].split()[-1] == "1"
+    assert out[""].split()[-1] in ("1", "2")       # 2 where the CPU has SSSE3
+
+
 @pytest.mark.parametrize("ctype", ["INTEGER", "BIGINT", "DECIMAL(31,8)", "DECIMAL(5,0)"])
 def test_numbers_at_the_end_of_the_input(ctype):
     """A number read 8 bytes at a time needs 8 readable bytes past it: the input's last value,

@@ -25,7 +25,8 @@ from cdcfast._kinds cimport *
 from cdcfast._ibm_codes cimport *
 from cdcfast._values cimport (A, cdc_i128, parse_int, parse_decimal, parse_float, parse_date10,
                               parse_time, parse_timestamp, digits, days_from_civil, is_leap,
-                              hexval, unhex, utf8_valid, utf8_copy, to_utf8, US_PER_SEC, US_PER_DAY)
+                              hexval, unhex, utf8_valid, utf8_copy, to_utf8, US_PER_SEC, US_PER_DAY,
+                              ASCII_CP, ts_fn, _ts_choose)
 
 import os
 
@@ -893,7 +894,7 @@ cdef class TableOut:
         p = sc.content(f0 + 9, &n)
         if _null(sc, f0 + 9):
             col_null(self.commit_ts)
-        elif parse_timestamp(p, n, a, 0, &v):
+        elif _timestamp(p, n, a, 0, &v, sc.data, sc.size):
             (<int64_t*>self.commit_ts.data)[row] = v
             col_valid(self.commit_ts, row)
             self.commit_ts.length += 1
@@ -1274,7 +1275,7 @@ cdef class TableOut:
                 _ahead(d, fs, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
-                ok = parse_timestamp(p, n, a, kind == K_TIMESTAMP_TZ, &v)
+                ok = _timestamp(p, n, a, kind == K_TIMESTAMP_TZ, &v, d, size)
                 (<int64_t*>data)[row] = v
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_TIME64:
@@ -1460,11 +1461,18 @@ cdef extern from "cdcfast/_split.h":
 
 # the splitter for this CPU; CDCFAST_NO_AVX2=1 keeps the portable one (tests run both)
 cdef split_fn _split_fast = _split_choose(not os.environ.get("CDCFAST_NO_AVX2"))
+# the timestamp parser likewise (SSSE3: the two 16-byte words of Db2's form at once)
+cdef ts_fn _ts_fast = _ts_choose(not os.environ.get("CDCFAST_NO_AVX2"))
 
 
 def split_level():
     """2: the record splitter uses AVX2; 1: the portable (SSE2 or plain C) one."""
     return _split_level(_split_fast)
+
+
+def ts_level():
+    """2: timestamps are read with the SSSE3 parser first; 1: with the scalar one."""
+    return 1 if _ts_fast == _ts_choose(0) else 2
 
 
 def next_record_start(data, bytes delims, int64_t offset):
@@ -1675,6 +1683,16 @@ cdef inline const uint8_t* _value(Scanner sc, const uint8_t* d, const int64_t* f
         return sc.content(fi, n)
     n[0] = fe[2 * fi] - s - 2 * q
     return d + s + q
+
+
+cdef inline bint _timestamp(const uint8_t* p, int64_t n, const uint8_t* a, bint with_zone,
+                            int64_t* us, const uint8_t* d, int64_t size) noexcept nogil:
+    """parse_timestamp, with this CPU's fast parser first for ASCII text; p lies in the input
+    d[0:size] (which it may read ahead in) or in scratch (which it does not)."""
+    cdef int64_t readable = d + size - p if d <= p < d + size else 0
+    if a == NULL and _ts_fast(p, n, with_zone, &ASCII_CP, us, readable) == 1:
+        return 1
+    return parse_timestamp(p, n, a, with_zone, us)
 
 
 cdef inline int64_t _mark(uint8_t* valid, int64_t row, bint ok, int64_t* bad, int64_t nbad,

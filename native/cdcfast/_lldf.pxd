@@ -8,17 +8,13 @@ from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t
 
 from cdcfast._binary cimport dec_column_fn
 
+from cdcfast._values cimport cdc_cp, ts_fn, _ts_choose
+
 cdef extern from "cdcfast/_text.h":
-    ctypedef struct cdc_cp:
-        uint8_t zone, minus, dot, colon, space, t, plus, z
     int date10_cp "cdc_date10_cp"(const uint8_t* p, int64_t n, const cdc_cp* cp,
                                   int64_t* days) nogil
     int clock_cp "cdc_clock_cp"(const uint8_t* p, int64_t n, const cdc_cp* cp, int64_t* us,
                                 int64_t* used) nogil
-    ctypedef int (*ts_fn "cdc_timestamp_fn")(const uint8_t* p, int64_t n, int with_zone,
-                                             const cdc_cp* cp, int64_t* us,
-                                             int64_t readable) noexcept nogil
-    ts_fn _ts_choose "cdc_timestamp_choose"(int allow_simd) noexcept nogil
     ctypedef int64_t (*tscol_fn "cdc_ts_column_fn")(const uint8_t** vp, int64_t voff,
                                                     int64_t width, const uint8_t** iend,
                                                     const int64_t* todo, int64_t nval,

@@ -28,6 +28,16 @@ cdef extern from "cdcfast/_num.h":
 
 
 cdef extern from "cdcfast/_text.h":
+    # a code page's digits and separators, as the SWAR and SIMD parsers compare them
+    ctypedef struct cdc_cp:
+        uint8_t zone, minus, dot, colon, space, t, plus, z
+    const cdc_cp ASCII_CP "CDC_ASCII"
+    # the timestamp parser for this CPU (allow_simd 0: the scalar one); it may read up to
+    # `readable` bytes at p, and returns 1, or -1 for what parse_timestamp must decide
+    ctypedef int (*ts_fn "cdc_timestamp_fn")(const uint8_t* p, int64_t n, int with_zone,
+                                             const cdc_cp* cp, int64_t* us,
+                                             int64_t readable) noexcept nogil
+    ts_fn _ts_choose "cdc_timestamp_choose"(int allow_simd) noexcept nogil
     int date10_fast "cdc_date10_fast"(const uint8_t* p, int64_t n, int64_t* days) nogil
     int clock_fast "cdc_clock_fast"(const uint8_t* p, int64_t n, int64_t* us,
                                     int64_t* used) nogil
