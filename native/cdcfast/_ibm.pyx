@@ -1153,7 +1153,7 @@ cdef class TableOut:
             # checked as UTF-8, 16 bytes at a time); the input's last bytes take the careful
             # path
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 i = todo[w]
                 row = row0 + i
                 offsets_to(offs, nxt, row, dlen)   # the null rows before this one
@@ -1186,7 +1186,7 @@ cdef class TableOut:
             return 0
         if c.layout == VAR:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 i = todo[w]
                 row = row0 + i
                 offsets_to(offs, nxt, row, dlen)   # the null rows before this one
@@ -1223,7 +1223,7 @@ cdef class TableOut:
         cdef const uint8_t* dend = d + size
         if kind == K_INT32:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_int(p, n, a, INT32_MIN, INT32_MAX, &v, p + n + 8 <= dend)
@@ -1231,7 +1231,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_INT64:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_int(p, n, a, I64_MIN, I64_MAX, &v, p + n + 8 <= dend)
@@ -1239,7 +1239,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_INT16:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_int(p, n, a, INT16_MIN, INT16_MAX, &v, p + n + 8 <= dend)
@@ -1247,7 +1247,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_INT8:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_int(p, n, a, INT8_MIN, INT8_MAX, &v, p + n + 8 <= dend)
@@ -1255,7 +1255,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_DECIMAL:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_decimal(p, n, a, dc, <int>self.prec[j], <int>self.scale[j], &dv,
@@ -1264,7 +1264,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_DATE32:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = n == 10 and parse_date10(p, n, a, &v)
@@ -1272,7 +1272,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_TIMESTAMP or kind == K_TIMESTAMP_TZ:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = _timestamp(p, n, a, kind == K_TIMESTAMP_TZ, &v, d, size)
@@ -1280,7 +1280,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_TIME64:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_time(p, n, a, &v)
@@ -1288,7 +1288,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_FLOAT64:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_float(p, n, a, dc, &dbl, p + n + 8 <= dend) and dbl - dbl == 0      # finite
@@ -1296,7 +1296,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_FLOAT32:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = parse_float(p, n, a, dc, &dbl, p + n + 8 <= dend) and dbl - dbl == 0
@@ -1306,7 +1306,7 @@ cdef class TableOut:
                 nbad = _mark(valid, row, ok, badw, nbad, w)
         elif kind == K_BOOL:
             for w in range(nval):
-                _ahead(d, fs, rowf0, todo, off, w, nval)
+                _ahead(d, fs, ffl, rowf0, todo, off, w, nval)
                 p = _value(sc, d, fs, fe, ffl, rowf0[todo[w]] + off, &n)
                 row = row0 + todo[w]
                 ok = 1
@@ -1422,21 +1422,24 @@ cdef extern from *:
     #ifndef CDC_AHEAD_BYTES
     #define CDC_AHEAD_BYTES 8
     #endif
-    /* Prefetch the index entry of the value CDC_AHEAD_INDEX ahead of w and the bytes of the
-       one CDC_AHEAD_BYTES ahead: a column's values lie one record apart, too far for the
-       hardware to guess. Written in C and always inlined: GCC takes a small function whose
+    /* Prefetch the index entry and flag of the value CDC_AHEAD_INDEX ahead of w (two lines:
+       the flags are an array of their own) and the bytes of the one CDC_AHEAD_BYTES ahead: a
+       column's values lie one record apart, too far for the hardware to guess. Written in C and always inlined: GCC takes a small function whose
        only effect is a prefetch for a const one and drops every call to it. */
     static inline __attribute__((always_inline)) void cdc_ahead(
-            const uint8_t* d, const int64_t* fs, const int64_t* rowf0, const int64_t* todo,
-            int64_t off, int64_t w, int64_t nval) {
+            const uint8_t* d, const int64_t* fs, const uint8_t* ffl, const int64_t* rowf0,
+            const int64_t* todo, int64_t off, int64_t w, int64_t nval) {
         if (w + CDC_AHEAD_INDEX < nval) {
-            __builtin_prefetch(fs + 2 * (rowf0[todo[w + CDC_AHEAD_INDEX]] + off));
+            int64_t fi = rowf0[todo[w + CDC_AHEAD_INDEX]] + off;
+            __builtin_prefetch(fs + 2 * fi);
+            __builtin_prefetch(ffl + fi);
             __builtin_prefetch(d + fs[2 * (rowf0[todo[w + CDC_AHEAD_BYTES]] + off)]);
         }
     }
     """
-    void _ahead "cdc_ahead"(const uint8_t* d, const int64_t* fs, const int64_t* rowf0,
-                            const int64_t* todo, int64_t off, int64_t w, int64_t nval) nogil
+    void _ahead "cdc_ahead"(const uint8_t* d, const int64_t* fs, const uint8_t* ffl,
+                            const int64_t* rowf0, const int64_t* todo, int64_t off, int64_t w,
+                            int64_t nval) nogil
 
 
 cdef extern from "cdcfast/_bytes.h":
