@@ -1368,6 +1368,40 @@ def test_timestamps_with_each_parser():
     assert out[""].split()[-1] in ("1", "2")       # 2 where the CPU has SSSE3
 
 
+@pytest.mark.parametrize("sd", ['"', "'", "-", "|"])
+def test_every_kind_with_a_doubled_string_delimiter(sd):
+    """Values of every kind sent quoted, plain and with the string delimiter doubled inside
+    them, for four delimiters: native equals the reference. A doubled quote makes a number,
+    date, time, timestamp or boolean wrong however it is read; with "-" for the delimiter
+    the unescaped value parses ("-2024--01--02-" is 2024-01-02), so a kernel that skipped
+    the unescaping (reading a value's span without its field flags) fails here."""
+    def q(text):
+        return sd + text.replace(sd, sd + sd) + sd
+    header = {k: (q(v[1:-1]) if v.startswith('"') else v) for k, v in HEADER.items()}
+    cols = [("I", "INTEGER"), ("D", "DECIMAL(9,2)"), ("F", "DOUBLE"), ("DT", "DATE"),
+            ("TM", "TIME"), ("TS", "TIMESTAMP"), ("B", "BOOLEAN"), ("S", "VARCHAR(30)")]
+    plain = ["12", "-3.50", "1.5e3", "2024-01-02", "10.20.30", "2024-01-02-10.20.30.123456",
+             "true", "a-b'c|d"]
+    variants = [
+        [q(v) for v in plain],                                  # quoted
+        [v if sd not in v else q(v) for v in plain],            # unquoted where it can be
+        [q(v[:1] + sd + v[1:]) for v in plain],                 # a doubled delimiter inside
+        [q(v + sd) for v in plain],                             # ... at the end
+        [q(sd + v) for v in plain],                             # ... at the start
+    ]
+    recs = [Rec(before=[""] * len(cols), after=row, **header) for row in variants]
+    data = b"\n".join(r.bytes() for r in recs)
+    cat = catalog(*cols)
+    got = decode(cdcfast, data, cat, string_delimiter=sd)
+    assert got.equals(decode(reference, data, cat, string_delimiter=sd))
+    after = got.column("after").to_pylist()
+    assert after[0]["I"] == 12 and after[0]["S"] == "a-b'c|d"
+    assert after[0]["DT"] == dt.date(2024, 1, 2)
+    assert after[2]["I"] is None and after[2]["S"] == plain[7][:1] + sd + plain[7][1:]
+    errors = got.column("_error").to_pylist()
+    assert errors[0] is None and errors[2] is not None
+
+
 @pytest.mark.parametrize("ctype", ["INTEGER", "BIGINT", "DECIMAL(31,8)", "DECIMAL(5,0)"])
 def test_numbers_at_the_end_of_the_input(ctype):
     """A number read 8 bytes at a time needs 8 readable bytes past it: the input's last value,
