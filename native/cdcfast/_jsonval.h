@@ -12,8 +12,8 @@
 #include "cdcfast/_num.h"
 #include "cdcfast/_bytes.h"
 
-/* a[0:n] == b[0:n], for short keys without a call to memcmp: _bytes.h's overlapping word
- * loads, so a key of any length ends without a loop of bytes */
+/* a[0:n] == b[0:n]: _bytes.h's overlapping word loads, so a key of any length up to 32
+ * bytes ends without a loop of bytes or a call to memcmp (longer ones call it) */
 static inline int cdc_jv_same(const uint8_t* a, const uint8_t* b, int64_t n)
 {
     return cdc_eq_exact(a, b, n);
