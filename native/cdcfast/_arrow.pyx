@@ -10,6 +10,12 @@ are already there. The cache holds at most CDCFAST_BUFFER_CACHE_MB (default 256)
 its oldest blocks first, and is emptied by `release_memory()`. Blocks are 64-byte aligned (as
 Arrow wants them); big ones are 2 MiB aligned and asked for transparent huge pages, so a first
 touch faults once per 2 MiB instead of once per 4 KiB.
+
+Where a block starts matters too. A string column's offsets are written a row at a time in
+step with every other column's, and when they started at scattered places within their
+pages (as the allocator's history left them), olr ran up to a fifth slower on the same
+instructions: docs/performance.md, "Threads". So offsets of 4 KiB and more start on a page
+boundary, every time.
 """
 import os
 
@@ -30,6 +36,7 @@ cdef extern from "sys/mman.h":
 
 cdef int64_t _INT32_MAX = 2147483647
 cdef int64_t _HUGE = 2097152
+cdef int64_t _PAGE = 4096
 cdef int64_t _CACHED = 1 << 16          # smaller blocks go straight back to malloc
 cdef enum:
     _SLOTS = 1024
@@ -81,9 +88,9 @@ cdef void _give(uint8_t* p, int64_t cap) noexcept:
     _held += cap
 
 
-cdef uint8_t* _take(int64_t n, int64_t* cap) except NULL:
-    """At least n bytes: the smallest cached block that fits without wasting more than half of
-    it, else a new one."""
+cdef uint8_t* _take(int64_t n, int64_t* cap, int64_t align) except NULL:
+    """At least n bytes aligned to `align` (64 or 4096): the smallest cached block that fits
+    without wasting more than half of it, else a new one."""
     global _cached, _held
     cdef int i, best = -1
     cdef void* p = NULL
@@ -91,7 +98,8 @@ cdef uint8_t* _take(int64_t n, int64_t* cap) except NULL:
     if n >= _CACHED:
         for i in range(_cached):
             c = _cache_cap[i]
-            if n <= c <= 2 * n and (best < 0 or c < _cache_cap[best]):
+            if n <= c <= 2 * n and (best < 0 or c < _cache_cap[best]) \
+                    and (<uintptr_t>_cache_p[i]) % align == 0:
                 best = i
         if best >= 0:
             p = _cache_p[best]
@@ -109,7 +117,7 @@ cdef uint8_t* _take(int64_t n, int64_t* cap) except NULL:
         madvise(p, c, MADV_HUGEPAGE)     # only advice: where the kernel declines, nothing changes
     else:
         c = max((n + 63) & ~63, 64)
-        if posix_memalign(&p, 64, c) != 0:
+        if posix_memalign(&p, align, c) != 0:
             raise MemoryError(f"cannot allocate {c} bytes")
     cap[0] = c
     return <uint8_t*>p
@@ -145,14 +153,14 @@ cdef class Block:
             self.p = NULL
 
 
-cdef Block _block(int64_t n, Block old, int64_t used, bint zero):
+cdef Block _block(int64_t n, Block old, int64_t used, bint zero, int64_t align=64):
     """A block of at least n bytes that starts with old's first `used` bytes; with `zero`,
     the rest is zeroed (bitmaps: a 0 bit is a null or a false). Value bytes are not zeroed:
     they are always written before they are read."""
     if old is not None and old.cap >= n:
         return old
     cdef Block b = Block.__new__(Block)
-    b.p = _take(n, &b.cap)
+    b.p = _take(n, &b.cap, align)
     if old is not None and used > 0:
         memcpy(b.p, old.p, used)
     if zero:
@@ -218,7 +226,8 @@ cdef class Column:
             self.dbuf = _block((cap + 7) // 8, self.dbuf, (n + 7) // 8, True)
             self.data = self.dbuf.p
         elif self.layout == VAR:
-            self.obuf = _block((cap + 1) * 4, self.obuf, (n + 1) * 4, False)
+            self.obuf = _block((cap + 1) * 4, self.obuf, (n + 1) * 4, False,
+                               _PAGE if (cap + 1) * 4 >= _PAGE else 64)
             self.offs = <int32_t*>self.obuf.p
             if n == 0:
                 self.offs[0] = 0
