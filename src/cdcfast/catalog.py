@@ -427,6 +427,10 @@ class Catalog:
 
     # -- looking up -----------------------------------------------------------------------
     def get(self, name: str) -> Table | None:
+        """The table of that name (exactly, else ignoring case); None for none, and for
+        anything that is not a name (an output key such as headers' own)."""
+        if not isinstance(name, str):
+            return None
         t = self._exact.get(name)
         if t is None:
             t = self._folded.get(name.upper())

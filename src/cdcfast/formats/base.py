@@ -35,7 +35,19 @@ def new_stats() -> dict:
 
 ALL = object()       # want every table (decode_tables)
 MESSAGE = "_message"  # the last column when Want.messages: the row's message index (int64)
-HEADERS = "*"        # the one output key of headers(table=None)
+class _Headers:
+    """The one output key of headers(table=None). Not a string, so that no table's name is
+    it (a table named "*" once lost its images to a key spelled so)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "HEADERS"
+
+    def __reduce__(self):           # unpickled as this module's own
+        return "HEADERS"
+
+
+HEADERS = _Headers()
 
 
 class Noted:
