@@ -35,6 +35,8 @@ def new_stats() -> dict:
 
 ALL = object()       # want every table (decode_tables)
 MESSAGE = "_message"  # the last column when Want.messages: the row's message index (int64)
+
+
 class _Headers:
     """The one output key of headers(table=None). Not a string, so that no table's name is
     it (a table named "*" once lost its images to a key spelled so)."""
