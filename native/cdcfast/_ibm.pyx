@@ -1424,8 +1424,9 @@ cdef extern from *:
     #endif
     /* Prefetch the index entry and flag of the value CDC_AHEAD_INDEX ahead of w (two lines:
        the flags are an array of their own) and the bytes of the one CDC_AHEAD_BYTES ahead: a
-       column's values lie one record apart, too far for the hardware to guess. Written in C and always inlined: GCC takes a small function whose
-       only effect is a prefetch for a const one and drops every call to it. */
+       column's values lie one record apart, too far for the hardware to guess. Written in C
+       and always inlined: GCC takes a small function whose only effect is a prefetch for a
+       const one and drops every call to it. */
     static inline __attribute__((always_inline)) void cdc_ahead(
             const uint8_t* d, const int64_t* fs, const uint8_t* ffl, const int64_t* rowf0,
             const int64_t* todo, int64_t off, int64_t w, int64_t nval) {
