@@ -375,7 +375,8 @@ def test_every_flag_has_help():
     command = next(a for a in p._actions if a.dest == "command")
     subs = command.choices
     subs_help = {a.dest: a.help for a in command._choices_actions}
-    assert set(subs) == {"decode", "apply", "inspect", "generate", "formats", "bench", "demo"}
+    assert set(subs) == {"decode", "apply", "inspect", "report", "generate", "formats", "bench",
+                         "demo"}
     for name, sp in subs.items():
         assert subs_help[name], name                # a line in `cdcfast --help`
         for action in sp._actions:

@@ -10,11 +10,11 @@ from .apply import Applier, apply_changes, net_changes
 from .catalog import Catalog
 from .errors import DecodeError
 from .formats import names as formats
+from ._version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["Applier", "Catalog", "DecodeError", "Decoder", "apply_changes", "decode",
            "decode_tables", "formats", "headers", "native_available", "net_changes",
-           "read_batches", "reference", "encode", "release_memory"]
+           "read_batches", "reference", "encode", "release_memory", "report"]
 
 
 def native_available() -> bool:
@@ -32,7 +32,10 @@ def release_memory() -> None:
 
 def __getattr__(name):
     # cdcfast.reference, cdcfast.encode and cdcfast.delta load on first use (deltalake:
-    # when cdcfast.delta is first called)
+    # when cdcfast.delta is first called), cdcfast.report likewise (matplotlib)
+    if name == "report":
+        from ._report import report
+        return report
     if name in ("reference", "encode", "delta"):
         import importlib
         return importlib.import_module(f".{name}", __name__)

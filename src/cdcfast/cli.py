@@ -1,4 +1,5 @@
-"""`cdcfast` on the command line: decode, apply, inspect, generate, formats, bench, demo.
+"""`cdcfast` on the command line: decode, apply, inspect, report, generate, formats, bench,
+demo.
 
 Ordinary mistakes (a missing file, bad catalog JSON, an unknown option, a record FAILFAST
 refuses) are one line on stderr and an exit code of `EXIT` (docs/cli.md); ``--debug`` shows
@@ -675,6 +676,56 @@ def _inspect(args) -> int:
     return OK
 
 
+# -- report ------------------------------------------------------------------------------------
+def _check_page_output(out: str, flag: str = "--html") -> None:
+    """An HTML file to write: not a folder, in a folder (made when missing)."""
+    if os.path.isdir(out) or out.endswith(("/", os.sep)):
+        raise Failure(USAGE, f"{flag} {out} is a folder: {flag} names the HTML file to write")
+    parent = os.path.dirname(os.path.abspath(out))
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise Failure(USAGE, f"{flag} {out}: {parent} is a file, not a folder")
+
+
+def _write_page(out: str, page: str) -> None:
+    """Write a page under a temporary name beside `out`, then rename it into place."""
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    stage = _Staging(out)
+    try:
+        with open(stage.path(out), "w", encoding="utf-8") as f:
+            f.write(page)
+        stage.commit()
+    except BaseException:
+        stage.discard()
+        raise
+
+
+def _report(args) -> int:
+    """One HTML page of the inputs: tables, ops over time, transactions, lag, log order,
+    errors, columns (docs/report.md)."""
+    import cdcfast
+    total = _check_inputs(args.inputs)
+    out = args.output
+    _check_page_output(out, "-o")
+    catalog, _ = _load_catalog(args.catalog)
+    dec = _decoder(args)        # (the options checked as decode checks them)
+    t0 = time.perf_counter()
+    try:
+        page = cdcfast.report(*args.inputs, format=args.format, catalog=catalog,
+                              mode=args.mode, title=args.title, threads=args.threads,
+                              progress=total >= PROGRESS_BYTES and not args.quiet,
+                              **dec.options)
+    except ImportError as e:                # (matplotlib missing)
+        raise Failure(USAGE, str(e)) from None
+    except ValueError as e:
+        if args.debug:
+            raise
+        raise _read_failure(", ".join(args.inputs), e) from None
+    _write_page(out, page)
+    print(f"wrote {out} ({len(page.encode()) / 1e3:,.0f} KB) from {total / 1e6:,.1f} MB in "
+          f"{time.perf_counter() - t0:.1f} s")
+    return OK
+
+
 # -- generate, formats, bench, demo -------------------------------------------------------------
 def _generator_options(pairs) -> dict:
     """--option KEY=VALUE for the generator: numbers and true/false as such."""
@@ -744,13 +795,38 @@ def _bench(args) -> int:
             with open(args.json, "w") as f:
                 json.dump(res, f, indent=1)
         return OK
-    results = bench.run(args.format, size_mb=args.size, repeat=args.repeat,
-                        reference_mb=args.reference_size, table_width=args.table_width,
-                        extras=not args.quick, spark=args.spark or args.spark_cluster,
-                        spark_cluster=args.spark_cluster, threads=args.threads or 0)
+    from .formats import names
+    formats = []
+    for f in args.format or ["ibm-delimited"]:
+        for name in (names() if f == "all" else [f]):
+            if name not in formats:
+                formats.append(name)
+    if args.html:
+        _check_page_output(args.html)
+        from ._report import need_matplotlib
+        try:
+            need_matplotlib()
+        except ImportError as e:
+            raise Failure(USAGE, str(e)) from None
+    runs, printed = [], []
+
+    def echo(text):
+        print(text)
+        printed.append(text)
+    for name in formats:
+        runs.append(bench.run(name, size_mb=args.size, repeat=args.repeat,
+                              reference_mb=args.reference_size, table_width=args.table_width,
+                              extras=not args.quick, spark=args.spark or args.spark_cluster,
+                              spark_cluster=args.spark_cluster, threads=args.threads or 0,
+                              echo=echo))
     if args.json:
         with open(args.json, "w") as f:
-            f.write(bench.dumps(results))
+            f.write(bench.dumps(runs[0]) if len(runs) == 1 else json.dumps(runs, indent=1))
+    if args.html:
+        from .bench.html import page
+        _write_page(args.html, page(runs, "\n".join(
+            t for t in printed if not t.startswith("generating "))))
+        print(f"wrote {args.html}")
     return OK
 
 
@@ -847,6 +923,22 @@ def parser() -> argparse.ArgumentParser:
     decoding(ins)
     ins.set_defaults(run=_inspect)
 
+    rp = sub.add_parser("report", parents=[common],
+                        help="one HTML page: tables, ops over time, transactions, lag, log "
+                             "order, errors, columns",
+                        description="Read the inputs once and write one self-contained HTML "
+                        "page (no network: its charts are inline SVG) that shows, per input "
+                        "and per table, the events over commit time by op, the transaction "
+                        "sizes, the capture lag, the log order (positions that go backwards, "
+                        "replayed positions), the errors by field and reason with examples, "
+                        "and each column's nulls and changes (docs/report.md).")
+    decoding(rp)
+    rp.add_argument("-o", "--output", required=True, metavar="FILE",
+                    help="the HTML file to write")
+    rp.add_argument("--title", help="the page's title (default: Change stream report)")
+    rp.add_argument("--quiet", action="store_true", help="no progress bar")
+    rp.set_defaults(run=_report)
+
     g = sub.add_parser("generate", parents=[common], help="write synthetic data and its catalog",
                        description="Write a realistic, deterministic sample of a format and "
                        "its catalog (FILE.catalog.json, which records the options too).")
@@ -868,8 +960,9 @@ def parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", parents=[common],
                        help="throughput against the reference and pyarrow")
-    b.add_argument("--format", default="ibm-delimited", choices=names(),
-                   help="the format to measure (default ibm-delimited)")
+    b.add_argument("--format", action="append", choices=names() + ["all"],
+                   help="the format to measure (default ibm-delimited); give it again for "
+                        "more, or all for every format")
     b.add_argument("--size", type=_positive_float, default=100, help="input MB (default 100)")
     b.add_argument("--repeat", type=_positive, default=5,
                    help="interleaved timing rounds; each tool's best is kept (default 5)")
@@ -881,7 +974,11 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--threads", type=_positive, metavar="N",
                    help="also cdcfast on N threads beside one, and the format's pyarrow "
                         "reader with its default threading (every core)")
-    b.add_argument("--json", metavar="FILE", help="also write the figures to this file")
+    b.add_argument("--json", metavar="FILE", help="also write the figures to this file (a "
+                   "list of them for several formats)")
+    b.add_argument("--html", metavar="FILE",
+                   help="also write the figures as a page: a bar per tool and format, the "
+                        "ratio written on each bar (one file, no network)")
     b.add_argument("--spark", action="store_true",
                    help="add Spark on local[2]: from_csv + casts, cdcfast via mapInArrow and "
                    "its data source, and the identity mapInArrow (the transfer floor)")

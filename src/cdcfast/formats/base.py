@@ -423,6 +423,12 @@ class Format:
     # what the format carries that the join checks and keeps itself (carried_agrees,
     # carried_merge), not by Want.assumed / Noted
     CARRIED_OWN: frozenset = frozenset()
+    # whether `change_pos` names one change, so that two events at the same
+    # (commit_pos, change_pos) are one change delivered twice (a replay: cdcfast report)
+    POSITION_PER_CHANGE: bool = True
+    # whether the records are text (shown escaped where a report quotes them), else binary
+    # (shown in hex)
+    TEXT: bool = True
 
     def batches(self, parts, want: Want, images: bool, batch_rows: int, mode: str,
                 stats: dict, native: bool, threads: int = 1):

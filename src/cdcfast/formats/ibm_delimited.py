@@ -163,6 +163,7 @@ class IbmDelimited(Format):
         return grown_table(batches)
 
     THREADED = True             # seq restarts per message (SEQ_SCOPE "message")
+    POSITION_PER_CHANGE = False  # change_pos is the commit LSN, as commit_pos
 
     def can_split(self, native: bool) -> bool:
         return native               # only the kernel splits records fast enough

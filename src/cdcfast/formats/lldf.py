@@ -354,6 +354,7 @@ class Lldf(Format):
     }
     DEFAULTS = {"framing": "auto", "encoding": "cp037", "float_format": "hfp",
                 "order": "input", "source_tz": "UTC"}
+    TEXT = False                # EBCDIC and binary fields: a report shows its bytes in hex
     source_type = SOURCE
     TITLE = "BMC Log Master LLDF (EBCDIC, binary)"
     EXTENSION = "lldf"
