@@ -407,3 +407,35 @@ def test_bench_format_all_runs_every_format(monkeypatch, capsys):
     monkeypatch.setattr(bench, "run", lambda name, **kw: seen.append(name) or {})
     assert main(["bench", "--format", "all", "--format", "qlik"]) == 0
     assert seen == list(cdcfast.formats())
+
+
+def test_memory_stays_bounded(monkeypatch):
+    """What the report keeps past the batch: count maps capped in distinct keys, groups of
+    transactions and positions capped in distinct keys (then the page says from how many
+    events it counted). With small caps, a stream of 45,000 events stays within them."""
+    import pyarrow as pa
+    from cdcfast._report.collect import collect
+    monkeypatch.setattr(stats, "COMPACT", 500)
+    monkeypatch.setattr(stats, "LIMIT", 3000)
+    monkeypatch.setattr(stats, "CAP", 200)
+    data, cat = generate("qlik", 45_000, table_width=4, tables=1, seed=2)
+    dec = cdcfast.Decoder("qlik", catalog=cat, threads=1)
+    before = pa.total_allocated_bytes()
+    got = collect(dec, data, batch_size=1024)
+    t = got.tables[cat.tables[0].name]
+    assert t.events == 45_000
+    assert t.positions.full and 3000 < t.positions.table().num_rows <= 2 * 3000 + 1024
+    assert t.positions.rows < 45_000
+    assert t.txns.table().num_rows <= 2 * 3000 + 1024
+    assert all(len(m.items()[0]) <= 200 for m in t.times.values())
+    assert all(len(m.items()[0]) <= 200 for m in t.lags.values())
+    assert pa.total_allocated_bytes() - before < 2e6
+    page = page_mod.Page([got], "qlik", True, lambda *a: None).html()
+    assert f"Positions counted over the first {t.positions.rows:,} events only" in page
+
+
+def test_progress_goes_to_stderr(capsys):
+    data, cat = generate("qlik", 300, table_width=3, seed=1)
+    cdcfast.report(data, format="qlik", catalog=cat, progress=True)
+    err = capsys.readouterr().err
+    assert "reading" in err and "events" in err

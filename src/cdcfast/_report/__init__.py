@@ -15,9 +15,10 @@ CONTEXT = 160           # bytes shown either side of the byte an error names (te
 
 def report(*sources, format: str, catalog=None, mode: str = "PERMISSIVE",
            title: str | None = None, progress: bool = False, threads: int | None = None,
-           **options) -> str:
+           batch_size: int = 65536, **options) -> str:
     """The report of one or more inputs (each anything `decode` reads: a path, bytes, a
-    list or Arrow array of messages) as the text of one self-contained HTML page."""
+    list or Arrow array of messages) as the text of one self-contained HTML page. Memory
+    is bounded by `batch_size` rows a table (Decoder.read_tables), not by the input."""
     from ..api import Decoder
     from ..formats import get
     from .collect import collect
@@ -32,7 +33,7 @@ def report(*sources, format: str, catalog=None, mode: str = "PERMISSIVE",
         from tqdm import tqdm
         bar = tqdm(unit=" events", unit_scale=True, desc="reading", leave=False)
     try:
-        inputs = [collect(dec, s, i, bar.update if bar is not None else None)
+        inputs = [collect(dec, s, i, bar.update if bar is not None else None, batch_size)
                   for i, s in enumerate(sources)]
     finally:
         if bar is not None:

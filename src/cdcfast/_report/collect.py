@@ -46,13 +46,13 @@ def input_name(source, i: int) -> tuple[str, int | None]:
     return f"input {i + 1} ({type(source).__name__})", None
 
 
-def collect(decoder, source, i: int = 0, progress=None) -> InputStats:
+def collect(decoder, source, i: int = 0, progress=None, batch_size: int = BATCH) -> InputStats:
     """Read one input with `decoder` (Decoder.read_tables: bounded memory) into its figures;
     `progress(events)` is called after each batch."""
     from ..formats import get
     name, size = input_name(source, i)
     out = InputStats(name, size, get(decoder.format).POSITION_PER_CHANGE)
-    for key, batch in decoder.read_tables(source, batch_size=BATCH):
+    for key, batch in decoder.read_tables(source, batch_size=batch_size):
         out.table(key).add(batch)
         if progress is not None:
             progress(batch.num_rows)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._version import __version__
 from . import charts
+from . import stats
 from .stats import OPS, TableStats, split_kind
 
 MAX_TABLES = 30                 # tables given a section of their own (the largest)
@@ -71,6 +72,13 @@ def _ts(us) -> str:
     t = datetime.fromtimestamp(us / 1e6, tz=timezone.utc)
     return t.strftime("%Y-%m-%d %H:%M:%S") + (f".{us % 1_000_000:06d}".rstrip("0").rstrip(".")
                                              if us % 1_000_000 else "") + " UTC"
+
+
+def _day(us) -> str:
+    """A time in a table's cell: to the second, UTC (the column's header says so)."""
+    if us is None:
+        return "—"
+    return datetime.fromtimestamp(us // 1_000_000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def duration(us) -> str:
@@ -207,7 +215,7 @@ class Page:
     def overview(self, name: str, inp, tables) -> None:
         self.w("<h3>Tables</h3><table><tr><th>table</th><th class=n>events</th>"
                + "".join(f"<th class=n>{o}</th>" for o in OPS)
-               + "<th class=n>errors</th><th>commit time</th></tr>")
+               + "<th class=n>errors</th><th>first commit (UTC)</th><th>last commit</th></tr>")
         for key in tables + ([None] if None in inp.tables else []):
             t = inp.tables[key]
             label = _table_label(key)
@@ -217,8 +225,8 @@ class Page:
                    + "".join(f"<td class=n{_k('ops', name, k, o)}>{_n(t.ops[o])}</td>"
                              for o in OPS)
                    + f'<td class="n{" bad" if t.errors else ""}"{_k("errors", name, k)}>'
-                   f"{_n(t.errors)}</td><td>{_e(_ts(t.first_ts))} … {_e(_ts(t.last_ts))}"
-                   f"</td></tr>")
+                   f"{_n(t.errors)}</td><td>{_e(_day(t.first_ts))}</td>"
+                   f"<td>{_e(_day(t.last_ts))}</td></tr>")
         self.w("</table>")
         other = {}
         for t in inp.tables.values():
@@ -226,7 +234,8 @@ class Page:
                 other[o] = other.get(o, 0) + c
         if other:
             self.w('<p class="note">Other ops: ' + ", ".join(
-                f"{_e(o)} {_n(c)}" for o, c in sorted(other.items(), key=str)) + "</p>")
+                f"{'(none: not read)' if o is None else _e(o)} {_n(c)}"
+                for o, c in sorted(other.items(), key=str)) + "</p>")
 
     def table_section(self, name: str, key, t: TableStats) -> None:
         self.w(f'<section class="table"><h2>{_e(key)}</h2>')
@@ -275,13 +284,17 @@ class Page:
         sizes = np.asarray(tx.column("count_all"))
         self.w(f"<p>{_n(len(sizes))} transactions; events per transaction: median "
                f"{_n(np.median(sizes))}, largest {_n(sizes.max())}.</p>")
+        if t.txns.full:
+            self.w(f'<p class="note">Counted over the first {_n(t.txns.rows)} events only: '
+                   f"past {_n(stats.LIMIT)} distinct transactions, no more are kept (memory "
+                   "stays bounded).</p>")
         self.w(f'<div class="fig">{charts.transaction_sizes(sizes)}</div>')
         top = tx.sort_by([("count_all", "descending"), ("ts", "ascending")]).slice(0, LARGEST)
         self.w("<table><tr><th>largest transactions: txid</th><th class=n>events</th>"
-               "<th>first commit time</th></tr>")
+               "<th>commit (UTC)</th></tr>")
         for row in top.to_pylist():
             self.w(f"<tr><td><code>{_e(row['txid'])}</code></td><td class=n>"
-                   f"{_n(row['count_all'])}</td><td>{_e(_ts(row['ts']))}</td></tr>")
+                   f"{_n(row['count_all'])}</td><td>{_e(_day(row['ts']))}</td></tr>")
         self.w("</table>")
 
     def lags(self, name: str, key, t: TableStats) -> None:
@@ -334,18 +347,23 @@ class Page:
             self.w('<p class="note">No event carries a change position.</p>')
         elif d.num_rows == 0:
             self.w('<p class="good">No position appears twice: no replayed changes.</p>')
-        else:
-            extra = int(np.asarray(d.column("count_all")).sum()) - d.num_rows
-            self.w(f'<p class="bad">{_n(d.num_rows)} positions appear more than once: '
-                   f'<b{_k("replays", self.inputs[self.cur].name, t.name)}>{_n(extra)}</b> '
-                   "events repeat an earlier one (replays).</p><table><tr>"
-                   "<th>commit position</th><th>change position</th><th class=n>times</th>"
-                   "</tr>")
-            for row in d.slice(0, LARGEST).to_pylist():
-                self.w(f"<tr><td><code>{_e(_hex(row['commit_pos']))}</code></td><td><code>"
-                       f"{_e(_hex(row['change_pos']))}</code></td><td class=n>"
-                       f"{_n(row['count_all'])}</td></tr>")
-            self.w("</table>")
+        if d is not None and t.positions.full:
+            self.w(f'<p class="note">Positions counted over the first {_n(t.positions.rows)} '
+                   f"events only: past {_n(stats.LIMIT)} distinct positions, no more are "
+                   "kept (memory stays bounded).</p>")
+        if d is None or d.num_rows == 0:
+            return
+        extra = int(np.asarray(d.column("count_all")).sum()) - d.num_rows
+        self.w(f'<p class="bad">{_n(d.num_rows)} positions appear more than once: '
+               f'<b{_k("replays", self.inputs[self.cur].name, t.name)}>{_n(extra)}</b> '
+               "events repeat an earlier one (replays).</p><table><tr>"
+               "<th>commit position</th><th>change position</th><th class=n>times</th>"
+               "</tr>")
+        for row in d.slice(0, LARGEST).to_pylist():
+            self.w(f"<tr><td><code>{_e(_hex(row['commit_pos']))}</code></td><td><code>"
+                   f"{_e(_hex(row['change_pos']))}</code></td><td class=n>"
+                   f"{_n(row['count_all'])}</td></tr>")
+        self.w("</table>")
 
     def errors(self, name: str, key, t: TableStats) -> None:
         self.w("<h3>Errors</h3>")

@@ -15,7 +15,8 @@ import pyarrow.compute as pc
 OPS = ("c", "u", "d", "r", "t")         # the change ops, in the charts' order
 SECOND = 1_000_000                      # µs
 CAP = 1 << 17                           # distinct keys a CountMap keeps exactly
-COMPACT = 1 << 18                       # rows a Groups holds before it folds them
+COMPACT = 1 << 18                       # rows a Groups holds before it first folds them
+LIMIT = 1 << 21                         # distinct keys a Groups keeps: past them, it stops
 EXAMPLES = 3                            # examples kept per error kind, per table
 ORDER_EXAMPLES = 5                      # backward positions shown per table
 
@@ -33,8 +34,8 @@ class CountMap:
     """Counts of int64 keys. Exact up to CAP distinct keys; past that the keys are divided
     by ten (floored) until they fit, and `scale` says by how much they were."""
 
-    def __init__(self, cap: int = CAP):
-        self.cap = cap
+    def __init__(self, cap: int | None = None):
+        self.cap = CAP if cap is None else cap
         self.scale = 1
         self.keys = np.empty(0, np.int64)
         self.counts = np.empty(0, np.int64)
@@ -102,13 +103,18 @@ def _summed(keys: np.ndarray, counts: np.ndarray):
 
 class Groups:
     """Rows counted by key columns (txid; a position pair), with the earliest of a time
-    column; the batches' partial counts folded together every COMPACT rows."""
+    column. The batches' partial counts are folded together once they hold COMPACT rows,
+    then each time they double. Past LIMIT distinct keys no more rows are counted (`full`;
+    `rows`: the rows that were), so memory stays bounded."""
 
     def __init__(self, keys: list[str], time: str | None = None):
         self.keys = keys
         self.time = time
         self._parts = []
         self._n = 0
+        self._fold_at = COMPACT
+        self.rows = 0
+        self.full = False
 
     def _aggs(self, count: str):
         aggs = [(count, "sum")]
@@ -117,15 +123,18 @@ class Groups:
         return aggs
 
     def add(self, table: pa.Table) -> None:
-        if not table.num_rows:
+        if self.full or not table.num_rows:
             return
         g = table.group_by(self.keys, use_threads=False).aggregate(
             [([], "count_all")] + ([(self.time, "min")] if self.time else []))
         g = g.rename_columns([_plain(n) for n in g.column_names])
         self._parts.append(g)
         self._n += g.num_rows
-        if self._n > COMPACT:
+        self.rows += table.num_rows
+        if self._n > self._fold_at:
             self._fold()
+            self._fold_at = max(COMPACT, 2 * self._n)
+            self.full = self._n > LIMIT
 
     def _fold(self) -> None:
         if len(self._parts) <= 1:
@@ -147,6 +156,8 @@ class Groups:
         out._parts = [p for g in (self, other) for p in ([g.table()] if g.table() else [])]
         out._n = sum(p.num_rows for p in out._parts)
         out._fold()
+        out.rows = self.rows + other.rows
+        out.full = self.full or other.full
         return out
 
 
