@@ -706,11 +706,10 @@ def _report(args) -> int:
     total = _check_inputs(args.inputs)
     out = args.output
     _check_page_output(out, "-o")
-    catalog, _ = _load_catalog(args.catalog)
-    dec = _decoder(args)        # (the options checked as decode checks them)
+    dec = _decoder(args)        # (the catalog read and the options checked as decode does)
     t0 = time.perf_counter()
     try:
-        page = cdcfast.report(*args.inputs, format=args.format, catalog=catalog,
+        page = cdcfast.report(*args.inputs, format=args.format, catalog=dec.catalog,
                               mode=args.mode, title=args.title, threads=args.threads,
                               progress=total >= PROGRESS_BYTES and not args.quiet,
                               **dec.options)
