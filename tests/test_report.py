@@ -439,3 +439,25 @@ def test_progress_goes_to_stderr(capsys):
     cdcfast.report(data, format="qlik", catalog=cat, progress=True)
     err = capsys.readouterr().err
     assert "reading" in err and "events" in err
+
+
+def test_many_error_kinds_and_columns_stay_a_page(monkeypatch):
+    """Past KINDS distinct error kinds a table counts the rest as one; the page lists the
+    most frequent MAX_KINDS and draws the first MAX_COLUMNS columns, and says so."""
+    monkeypatch.setattr(stats, "KINDS", 5)
+    monkeypatch.setattr(page_mod, "MAX_KINDS", 3)
+    monkeypatch.setattr(page_mod, "MAX_COLUMNS", 4)
+    t = stats.TableStats("T")
+    texts = [f"field{i % 8}: 'v' is not INTEGER (message 0, byte {i})" for i in range(40)]
+    batch = pa.record_batch({"_error": pa.array(texts),
+                             "_corrupt_record": pa.nulls(40, pa.binary())})
+    t._errors(batch)
+    assert len(t.error_kinds) == 6 and t.error_kinds[stats.OTHER_KINDS] == 15
+    assert sum(t.error_kinds.values()) == t.errors == 40
+    data, cat = generate("qlik", 60, table_width=9, seed=3)
+    page = cdcfast.report(data, format="qlik", catalog=cat)
+    assert "The first 4 of 9 columns." in page
+    page = page_mod.Page([], "qlik", True, lambda *a: None)
+    page.errors("n", "T", t)
+    html = "".join(page.parts)
+    assert html.count("error-kind|") == 3 and "3 more kinds, 15 records." in html

@@ -17,6 +17,8 @@ from . import stats
 from .stats import OPS, TableStats, split_kind
 
 MAX_TABLES = 30                 # tables given a section of their own (the largest)
+MAX_KINDS = 40                  # error kinds listed per table (the most frequent)
+MAX_COLUMNS = 120               # columns drawn per table (the first, in the table's order)
 LARGEST = 5                     # largest transactions listed
 SHOWN_BYTES = 240               # of a record quoted in an error example
 
@@ -375,11 +377,15 @@ class Page:
                   if t.corrupt else "") + ".</p>")
         self.w("<table><tr><th>field</th><th>reason</th><th class=n>records</th></tr>")
         kinds = sorted(t.error_kinds.items(), key=lambda kv: (-kv[1], kv[0]))
-        for kind, count in kinds:
+        for kind, count in kinds[:MAX_KINDS]:
             field, reason = split_kind(kind)
             self.w(f"<tr><td><code>{_e(field or '—')}</code></td><td>{_e(reason)}</td>"
                    f"<td class=n{_k('error-kind', name, key, kind)}>{_n(count)}</td></tr>")
         self.w("</table>")
+        if len(kinds) > MAX_KINDS:
+            rest = kinds[MAX_KINDS:]
+            self.w(f'<p class="note">{_n(len(rest))} more kinds, '
+                   f"{_n(sum(c for _, c in rest))} records.</p>")
         for kind, _ in kinds[:8]:
             for text, message, byte, raw in t.error_examples.get(kind, []):
                 self.w(f'<p class="note">{_e(text)}</p>')
@@ -403,7 +409,12 @@ class Page:
         self.w("<h3>Columns</h3>")
         null_rate = np.where(t.values > 0, t.nulls / np.maximum(t.values, 1), 0.0)
         changed = t.changed / t.updates if t.updates else None
-        self.w(f'<div class="fig">{charts.columns(t.columns, null_rate, changed)}</div>')
+        k = MAX_COLUMNS
+        svg = charts.columns(t.columns[:k], null_rate[:k],
+                             None if changed is None else changed[:k])
+        self.w(f'<div class="fig">{svg}</div>')
+        if len(t.columns) > k:
+            self.w(f'<p class="note">The first {k} of {len(t.columns):,} columns.</p>')
         self.w('<p class="note">Null: the share of the row images carrying the column (after '
                "images of inserts, updates and reads, before images of deletes) whose value "
                "is null" + (f"; changed: the share of the {_n(t.updates)} updates that "

@@ -18,6 +18,8 @@ CAP = 1 << 17                           # distinct keys a CountMap keeps exactly
 COMPACT = 1 << 18                       # rows a Groups holds before it first folds them
 LIMIT = 1 << 21                         # distinct keys a Groups keeps: past them, it stops
 EXAMPLES = 3                            # examples kept per error kind, per table
+KINDS = 1000                            # error kinds kept per table: the rest, one kind
+OTHER_KINDS = "(other kinds)"
 ORDER_EXAMPLES = 5                      # backward positions shown per table
 
 # source fields that say when the change was captured (a later time than its commit):
@@ -262,6 +264,10 @@ class TableStats:
         rows = np.flatnonzero(np.asarray(has))
         for row in pc.value_counts(kinds).to_pylist():
             k = row["values"]
+            if k not in self.error_kinds and len(self.error_kinds) >= KINDS:
+                self.error_kinds[OTHER_KINDS] = \
+                    self.error_kinds.get(OTHER_KINDS, 0) + row["counts"]
+                continue
             self.error_kinds[k] = self.error_kinds.get(k, 0) + row["counts"]
             have = self.error_examples.setdefault(k, [])
             if len(have) >= EXAMPLES:
