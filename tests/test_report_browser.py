@@ -160,3 +160,23 @@ def test_the_bench_page_draws(tmp_path):
     assert shown["console"] == []
     assert "cdcfast is 2.90× faster" in shown["dom"] and "1.80× threads=1" in shown["dom"]
     assert "cdcfast threads=2 is 3.00× faster" in shown["dom"]
+
+
+def test_the_page_prints(tmp_path):
+    """Printed (Chromium's PDF, A4 or Letter), the page of two tables, each starting a
+    printed page of its own, comes out as a PDF of at least three pages."""
+    page, _, _ = _page("qlik")
+
+    def pages(html, name):
+        path = tmp_path / f"{name}.html"
+        path.write_text(html, encoding="utf-8")
+        pdf = tmp_path / f"{name}.pdf"
+        run = _run(["--no-pdf-header-footer", f"--print-to-pdf={pdf}", path.as_uri()],
+                   tmp_path)
+        assert pdf.exists(), run.stderr[-2000:]
+        data = pdf.read_bytes()
+        assert data.startswith(b"%PDF")
+        return len(re.findall(rb"/Type\s*/Page[^s]", data))
+    assert page.count('<section class="table">') == 2
+    assert "section.table { break-before: page; }" in page
+    assert pages(page, "report") >= 3

@@ -2,6 +2,7 @@
 network, the same on screen and on paper. Each function returns one `<svg>` element."""
 from __future__ import annotations
 
+import html
 import io
 import re
 from datetime import datetime, timezone
@@ -35,17 +36,20 @@ _NUMBERS = re.compile(r'( (?:d|x|y|transform|viewBox)="[^"]*")')
 _DIGITS = re.compile(r"(\d\.\d\d)\d+")
 
 
-def _svg(fig) -> str:
+def _svg(fig, label: str) -> str:
     """The figure as an inline <svg> that scales with the page: without the XML prolog and
-    metadata, coordinates to two decimals (a hundredth of a point)."""
+    metadata, coordinates to two decimals (a hundredth of a point), named by `label` for
+    screen readers."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.S)
     text = _NUMBERS.sub(lambda m: _DIGITS.sub(r"\1", m.group(1).replace("\n", "")), text)
+    named = f'class="chart" role="img" aria-label="{html.escape(label, quote=True)}"'
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"',
-                  r'<svg\1 class="chart" preserveAspectRatio="xMinYMin meet"', text, count=1)
+                  lambda m: f'<svg{m.group(1)} {named} preserveAspectRatio="xMinYMin meet"',
+                  text, count=1)
 
 
 _drawn = [0]
@@ -99,7 +103,7 @@ def events_over_time(times: dict, least: int = 1) -> tuple[str, int]:
     _dates(ax)
     ax.set_ylabel(f"events per {_duration(width)}")
     fig.legend(loc="outside upper left", ncols=5, fontsize=8)
-    return _svg(fig), width
+    return _svg(fig, f"events per {_duration(width)} of commit time, stacked by op"), width
 
 
 def _dates(ax) -> None:
@@ -146,7 +150,7 @@ def transaction_sizes(sizes: np.ndarray) -> str:
         if c:
             ax.annotate(f"{int(c):,}", (i, c), ha="center", va="bottom", fontsize=7,
                         color=INK, xytext=(0, 1), textcoords="offset points")
-    return _svg(fig)
+    return _svg(fig, "transactions by their number of events")
 
 
 @_draw
@@ -171,7 +175,7 @@ def lag(keys: np.ndarray, counts: np.ndarray, p50: float, p95: float) -> str:
             ax.annotate(q, (v / 1e6, y), xycoords=("data", "axes fraction"), color=ACCENT,
                         fontsize=8, ha="left", va="top", xytext=(2, 0),
                         textcoords="offset points")
-    return _svg(fig)
+    return _svg(fig, "the lag's distribution, in seconds on a log scale")
 
 
 @_draw
@@ -197,7 +201,7 @@ def columns(names: list[str], null_rate: np.ndarray, changed_rate: np.ndarray | 
         for yi, r in zip(y, rate):
             ax.annotate(f"{r * 100:.0f}%", (r * 100, yi), va="center", fontsize=6.5,
                         xytext=(2, 0), textcoords="offset points", color=INK)
-    return _svg(fig)
+    return _svg(fig, "per column: the share of null values and of updates that changed it")
 
 
 @_draw
@@ -223,4 +227,4 @@ def bench(groups: list[tuple[str, list[tuple[str, float, str]]]]) -> str:
     ax.set_xlim(0, top * 1.35)
     ax.set_xlabel("MB/s (higher is better)")
     ax.grid(axis="y", visible=False)
-    return _svg(fig)
+    return _svg(fig, "throughput per tool and format, MB/s")
