@@ -291,6 +291,8 @@ def test_error_kinds_leave_out_the_value_and_the_place():
         ("after.SALARY", "… is not DECIMAL(9,2)")
     assert stats.split_kind("unterminated string") == ("", "unterminated string")
     assert stats.error_place("x (message 12, byte 345)") == (12, 345)
+    from cdcfast.errors import error_text
+    assert stats.error_place(error_text("after.X", "'1' is bad", 7, 9)) == (7, 9)
     assert stats.error_place("x") == (None, None)
 
 

@@ -25,6 +25,11 @@ class DecodeError(ValueError):
         super().__init__(error_text(field, reason, message_index, byte_offset))
 
 
+# where error_text says an error is, as a regular expression (Python's and RE2's alike): a
+# report reads the message index and byte offset back from `_error`
+PLACE = r" \(message (\d+), byte (\d+)\)$"
+
+
 def error_text(field, reason, message_index, byte_offset) -> str:
     """``"after.SALARY: 'abc' is not DECIMAL(9,2) (message 3, byte 212)"``"""
     head = f"{field}: {reason}" if field else reason

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .._version import __version__
+from ..errors import printable
 from . import charts
 from . import stats
 from .stats import OPS, TableStats, split_kind
@@ -113,11 +114,6 @@ def _table_label(key) -> str:
     return "(records that name no table)" if key is None else str(key)
 
 
-def _escaped(s: str) -> str:
-    """Text with its control characters written as escapes (\\n, \\x00), for HTML."""
-    return _e("".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in s))
-
-
 def shown_bytes(raw: bytes, text: bool, start: int = 0, mark: int | None = None) -> str:
     """Bytes as the page shows them, as HTML: text with every control character and invalid
     byte escaped (\\n, \\x00, \\xff); binary as hex, 16 bytes a line, each line with its
@@ -125,7 +121,7 @@ def shown_bytes(raw: bytes, text: bool, start: int = 0, mark: int | None = None)
     error names, highlighted."""
     if text:
         def dec(b):
-            return _escaped(b.decode("utf-8", errors="backslashreplace"))
+            return _e(printable(b.decode("utf-8", errors="backslashreplace")))
         if mark is None:
             return dec(raw)
         return dec(raw[:mark]) + "<mark>" + (dec(raw[mark:mark + 1]) or "⟂") + "</mark>" \

@@ -8,9 +8,13 @@ multi-GB input, read through `Decoder.read_tables`, stays in bounded memory.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ..errors import PLACE
 
 OPS = ("c", "u", "d", "r", "t")         # the change ops, in the charts' order
 SECOND = 1_000_000                      # µs
@@ -27,8 +31,7 @@ ORDER_EXAMPLES = 5                      # backward positions shown per table
 CAPTURE_TIMES = {"put_ts": "put on the queue (source.put_ts) − commit_ts",
                  "processed_ts": "processed by the connector (source.processed_ts) − commit_ts"}
 
-# an error text's value (quoted by errors.show_value, or X'…' hex) and its place
-_POSITION = r" \(message \d+, byte \d+\)$"
+# an error text's value (quoted by errors.show_value, or X'…' hex)
 _VALUE = r"(?:\bX)?'(?:[^'\\]|\\.)*'…?|\"(?:[^\"\\]|\\.)*\"…?"
 
 
@@ -390,7 +393,7 @@ def error_kinds(texts: pa.Array) -> pa.Array:
     """Each error text without its place and its value (the first quoted text or X'…'):
     ``after.SALARY: … is not DECIMAL(9,2)``, the same for every record that fails the same
     way."""
-    t = pc.replace_substring_regex(texts, pattern=_POSITION, replacement="")
+    t = pc.replace_substring_regex(texts, pattern=PLACE, replacement="")
     return pc.replace_substring_regex(t, pattern=_VALUE, replacement="…", max_replacements=1)
 
 
@@ -402,6 +405,5 @@ def split_kind(kind: str) -> tuple[str, str]:
 
 def error_place(text: str) -> tuple[int | None, int | None]:
     """(message index, byte offset) an error text ends with, or (None, None)."""
-    import re
-    m = re.search(r"\(message (\d+), byte (\d+)\)$", text)
+    m = re.search(PLACE, text)
     return (int(m.group(1)), int(m.group(2))) if m else (None, None)

@@ -3,8 +3,9 @@ format (MB/s, the ratio cdcfast stands at written on each bar), then the text ta
 from __future__ import annotations
 
 import html
-import os
 from datetime import datetime, timezone
+
+from .. import pieces
 
 
 def bars(results: dict) -> list:
@@ -42,7 +43,7 @@ def page(runs: list, text: str) -> str:
     svg = charts.bench([(r["format"], bars(r)) for r in runs])
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sizes = ", ".join(f"{r['format']} {r['input_mb']:g} MB ({r['rows']:,} rows)" for r in runs)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = pieces.cores()
     e = html.escape
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f"<title>cdcfast bench</title><style>"
